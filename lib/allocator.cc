@@ -1,0 +1,195 @@
+// allocator.cc — the semantic layer between the C API and the arenas.
+#include "allocator.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arena.h"
+#include "chunk.h"
+#include "chunk_registry.h"
+#include "huge.h"
+#include "report.h"
+#include "size_classes.h"
+#include "thread_state.h"
+
+namespace arenalloc {
+
+namespace {
+
+constexpr size_t kMaxRequest = PTRDIFF_MAX;
+
+AA_NOINLINE void *fail_enomem() {
+    errno = ENOMEM;
+    return nullptr;
+}
+
+// Requests above kSmallMax with natural (page) alignment, or any request
+// with alignment above what a small class gives.
+AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero) {
+    if (size > kMaxRequest)
+        return fail_enomem();
+    Arena *a = thread_arena();
+    if (a == nullptr)
+        return fail_enomem();
+    if (align <= kPage) {
+        size_t s = align_up(size, align);
+        if (s <= kSmallMax)
+            return arena_malloc_small(a, size_to_class(s), zero);
+        if (s <= g_chunk.large_max)
+            return arena_malloc_large(a, size_to_class(s), kPage, zero);
+        return huge_malloc(a, s, align);
+    }
+    // A large run can be aligned by skipping its leading pages, as long as
+    // the worst-case padding still fits a chunk.
+    size_t s = size < kSmallMax + 1 ? kSmallMax + 1 : size;
+    if (s <= g_chunk.large_max) {
+        unsigned cls = size_to_class(s);
+        if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
+            return arena_malloc_large(a, cls, align, zero);
+    }
+    return huge_malloc(a, size, align);
+}
+
+AA_ALWAYS_INLINE void *allocate(size_t size, bool zero) {
+    if (AA_LIKELY(size <= kSmallMax)) {
+        Arena *a = thread_arena();
+        if (AA_LIKELY(a != nullptr))
+            return arena_malloc_small(a, size_to_class(size), zero);
+        return fail_enomem();
+    }
+    return allocate_big(size, kPage, zero);
+}
+
+void *allocate_aligned(size_t size, size_t align) {
+    if (align <= kMinSize)
+        return allocate(size, false);
+    if (size == 0)
+        size = 1;
+    if (size > kMaxRequest)
+        return fail_enomem();
+    return allocate_big(size, align, false);
+}
+
+// Usable size of a live block, or 0 after reporting a bad pointer.
+size_t block_usable_size(const void *ptr, const char *fn) {
+    uintptr_t owner = registry_lookup(ptr);
+    if (owner & kRegistryChunk)
+        return arena_usable_size(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask), ptr, fn);
+    if (owner & kRegistryHuge)
+        return huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+    report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
+    return 0;
+}
+
+void deallocate(void *ptr, const char *fn) {
+    uintptr_t owner = registry_lookup(ptr);
+    if (AA_LIKELY(owner & kRegistryChunk)) {
+        arena_free(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask), ptr, fn);
+        return;
+    }
+    if (owner & kRegistryHuge) {
+        huge_free(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+        return;
+    }
+    report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
+}
+
+// Tries to satisfy realloc without moving the block.
+bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
+    if (old_usize <= kSmallMax)
+        return size <= kSmallMax && size_to_class(size) == size_to_class(old_usize);
+    uintptr_t owner = registry_lookup(ptr);
+    if (owner & kRegistryChunk) {
+        if (size <= kSmallMax || size > g_chunk.large_max)
+            return false;
+        return arena_ralloc_large_in_place(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask),
+                                           ptr, size_to_class(size));
+    }
+    if (size <= g_chunk.large_max)
+        return false;
+    return huge_ralloc_in_place(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
+}
+
+}  // namespace
+
+void *aa_malloc(size_t size) { return allocate(size, false); }
+
+void *aa_calloc(size_t n, size_t size) {
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        return fail_enomem();
+    // Huge blocks are fresh mappings, already zero.
+    return allocate(total, true);
+}
+
+void *aa_realloc(void *ptr, size_t size) {
+    if (ptr == nullptr)
+        return allocate(size, false);
+    if (size == 0)
+        size = 1;  // realloc(p, 0) keeps a minimal block: NULL only means failure
+    if (size > kMaxRequest)
+        return fail_enomem();
+    size_t old_usize = block_usable_size(ptr, "realloc");
+    if (old_usize == 0)
+        return nullptr;  // reported; the bad pointer is left alone
+    if (resize_in_place(ptr, old_usize, size))
+        return ptr;
+    void *fresh = allocate(size, false);
+    if (fresh == nullptr)
+        return nullptr;
+    memcpy(fresh, ptr, old_usize < size ? old_usize : size);
+    deallocate(ptr, "realloc");
+    return fresh;
+}
+
+void *aa_reallocarray(void *ptr, size_t n, size_t size) {
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total))
+        return fail_enomem();
+    return aa_realloc(ptr, total);
+}
+
+void aa_free(void *ptr) {
+    if (ptr == nullptr)
+        return;
+    deallocate(ptr, "free");
+}
+
+int aa_posix_memalign(void **out, size_t align, size_t size) {
+    if (!is_pow2(align) || align % sizeof(void *) != 0)
+        return EINVAL;
+    int saved_errno = errno;
+    void *p = allocate_aligned(size, align);
+    if (p == nullptr) {
+        errno = saved_errno;
+        return ENOMEM;
+    }
+    *out = p;
+    return 0;
+}
+
+void *aa_aligned_alloc(size_t align, size_t size) {
+    if (!is_pow2(align)) {
+        errno = EINVAL;
+        return nullptr;
+    }
+    return allocate_aligned(size, align);
+}
+
+void *aa_valloc(size_t size) { return allocate_aligned(size, kPage); }
+
+void *aa_pvalloc(size_t size) {
+    size_t rounded = align_up(size == 0 ? 1 : size, kPage);
+    if (rounded < size)
+        return fail_enomem();
+    return allocate_aligned(rounded, kPage);
+}
+
+size_t aa_usable_size(const void *ptr) {
+    if (ptr == nullptr)
+        return 0;
+    return block_usable_size(ptr, "malloc_usable_size");
+}
+
+}  // namespace arenalloc

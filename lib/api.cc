@@ -1,0 +1,32 @@
+// api.cc — the exported C interface: thin wrappers and nothing else.  Only
+// the names listed in Symbol.map leave the shared library.
+#include <stddef.h>
+
+#include "allocator.h"
+#include "arenalloc.h"
+#include "summary.h"
+#include "util.h"
+
+using namespace arenalloc;
+
+extern "C" {
+
+AA_EXPORT void *malloc(size_t size) { return aa_malloc(size); }
+AA_EXPORT void *calloc(size_t n, size_t size) { return aa_calloc(n, size); }
+AA_EXPORT void *realloc(void *ptr, size_t size) { return aa_realloc(ptr, size); }
+AA_EXPORT void *reallocarray(void *ptr, size_t n, size_t size) { return aa_reallocarray(ptr, n, size); }
+AA_EXPORT void free(void *ptr) { aa_free(ptr); }
+AA_EXPORT int posix_memalign(void **out, size_t align, size_t size) {
+    return aa_posix_memalign(out, align, size);
+}
+AA_EXPORT void *aligned_alloc(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
+AA_EXPORT void *memalign(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
+AA_EXPORT void *valloc(size_t size) { return aa_valloc(size); }
+AA_EXPORT void *pvalloc(size_t size) { return aa_pvalloc(size); }
+AA_EXPORT size_t malloc_usable_size(void *ptr) { return aa_usable_size(ptr); }
+
+AA_EXPORT int arenalloc_get_summary(struct arenalloc_summary *out) {
+    return summary_collect(out) ? 0 : -1;
+}
+
+}  // extern "C"

@@ -1,0 +1,545 @@
+// arena.cc — page runs, bins and the small/large paths of an arena.
+#include "arena.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <new>
+
+#include "base.h"
+#include "report.h"
+
+namespace arenalloc {
+
+namespace {
+
+// ---- run descriptors -------------------------------------------------
+
+Run *desc_alloc(Arena *a) {
+    Run *r = a->spare_runs;
+    if (r != nullptr) {
+        a->spare_runs = r->next;
+    } else {
+        r = static_cast<Run *>(base_alloc(sizeof(Run)));
+        if (r == nullptr)
+            return nullptr;
+    }
+    memset(r, 0, sizeof(*r));
+    return r;
+}
+
+void desc_free(Arena *a, Run *r) {
+    r->state = kPageHeader;  // never mistaken for a live run by a debugger
+    r->next = a->spare_runs;
+    a->spare_runs = r;
+}
+
+// ---- free buckets ----------------------------------------------------
+
+unsigned free_bucket(uint32_t npages) {
+    size_t bytes = static_cast<size_t>(npages) << kLgPage;
+    unsigned c = size_to_class_formula(bytes);
+    if (class_to_size(c) > bytes)
+        c--;
+    return c;
+}
+
+void bucket_insert(Arena *a, Run *r) {
+    unsigned b = free_bucket(r->npages);
+    run_list_push(&a->free_buckets[b], r);
+    a->free_nonempty[b / 64] |= uint64_t{1} << (b % 64);
+}
+
+void bucket_remove(Arena *a, Run *r) {
+    unsigned b = free_bucket(r->npages);
+    run_list_remove(&a->free_buckets[b], r);
+    if (a->free_buckets[b] == nullptr)
+        a->free_nonempty[b / 64] &= ~(uint64_t{1} << (b % 64));
+}
+
+// First non-empty bucket at or above b, or kNumClasses.
+unsigned bucket_next(const Arena *a, unsigned b) {
+    for (unsigned w = b / 64; w < (kNumClasses + 63) / 64; w++) {
+        uint64_t bits = a->free_nonempty[w];
+        if (w == b / 64)
+            bits &= ~uint64_t{0} << (b % 64);
+        if (bits != 0)
+            return w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+    }
+    return kNumClasses;
+}
+
+// ---- page map --------------------------------------------------------
+
+uint32_t run_first_page(const Run *r) {
+    return chunk_page_index(r->chunk, reinterpret_cast<void *>(r->base));
+}
+
+void tag_pages(Run *r, PageTag tag) {
+    PageMapEntry e = page_map_entry(r, tag);
+    PageMapEntry *map = r->chunk->map + run_first_page(r);
+    for (uint32_t i = 0; i < r->npages; i++)
+        map[i] = e;
+}
+
+// A free run's boundary pages point at it; its inner pages only say "free".
+void tag_free_boundaries(Run *r) {
+    uint32_t first = run_first_page(r);
+    r->chunk->map[first] = page_map_entry(r, kPageFree);
+    r->chunk->map[first + r->npages - 1] = page_map_entry(r, kPageFree);
+}
+
+void untag_boundary(Chunk *c, uint32_t page) {
+    c->map[page] = kPageFree;
+}
+
+// ---- chunks ----------------------------------------------------------
+
+uint32_t chunk_usable_pages() { return g_chunk.npages - g_chunk.header_pages; }
+
+// Adds a chunk's worth of free pages to the arena.
+bool arena_grow(Arena *a) {
+    Run *r = desc_alloc(a);
+    if (r == nullptr)
+        return false;
+    Chunk *c = a->spare;
+    bool fresh = false;
+    if (c != nullptr) {
+        a->spare = nullptr;
+    } else {
+        c = chunk_map(a);
+        if (c == nullptr) {
+            desc_free(a, r);
+            return false;
+        }
+        a->stats.nchunks++;
+        fresh = true;
+    }
+    c->next = a->chunks;
+    c->prev = nullptr;
+    if (a->chunks != nullptr)
+        a->chunks->prev = c;
+    a->chunks = c;
+
+    r->chunk = c;
+    r->base = chunk_page_addr(c, c->header_pages);
+    r->npages = chunk_usable_pages();
+    r->state = kPageFree;
+    r->zeroed = fresh;
+    c->nfree_pages = r->npages;
+    // A spare's inner pages are already tagged free; a fresh chunk's map
+    // reads zero (kPageHeader) and is tagged here.
+    if (fresh) {
+        for (uint32_t i = c->header_pages; i < c->npages; i++)
+            c->map[i] = kPageFree;
+    }
+    tag_free_boundaries(r);
+    bucket_insert(a, r);
+    return true;
+}
+
+// Called with the chunk's only free run, which covers every usable page.
+void chunk_release(Arena *a, Chunk *c, Run *whole) {
+    untag_boundary(c, c->header_pages);
+    untag_boundary(c, c->npages - 1);
+    desc_free(a, whole);
+    if (c->prev != nullptr)
+        c->prev->next = c->next;
+    else
+        a->chunks = c->next;
+    if (c->next != nullptr)
+        c->next->prev = c->prev;
+    c->next = c->prev = nullptr;
+    if (a->spare == nullptr) {
+        a->spare = c;
+        return;
+    }
+    a->stats.nchunks--;
+    chunk_unmap(c);
+}
+
+// ---- page runs -------------------------------------------------------
+
+// Takes npages pages, starting at a multiple of align_pages pages, from the
+// free runs (growing the arena when none fits).  The result is untagged.
+Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
+    uint32_t need = npages + align_pages - 1;
+    if (need > chunk_usable_pages())
+        return nullptr;
+    // Both descriptors a split may need are taken first so that failure
+    // leaves the free runs untouched.
+    Run *spare1 = desc_alloc(a);
+    Run *spare2 = spare1 != nullptr ? desc_alloc(a) : nullptr;
+    if (spare2 == nullptr) {
+        if (spare1 != nullptr)
+            desc_free(a, spare1);
+        return nullptr;
+    }
+
+    Run *found = nullptr;
+    for (int attempt = 0; attempt < 2 && found == nullptr; attempt++) {
+        unsigned b = free_bucket(need);
+        // The floor bucket may hold runs shorter than need: look through it.
+        for (Run *r = a->free_buckets[b]; r != nullptr; r = r->next) {
+            if (r->npages >= need) {
+                found = r;
+                break;
+            }
+        }
+        if (found == nullptr) {
+            unsigned nb = bucket_next(a, b + 1);
+            if (nb < kNumClasses)
+                found = a->free_buckets[nb];
+        }
+        if (found == nullptr && (attempt != 0 || !arena_grow(a)))
+            break;
+    }
+    if (found == nullptr) {
+        desc_free(a, spare1);
+        desc_free(a, spare2);
+        return nullptr;
+    }
+
+    bucket_remove(a, found);
+    Chunk *c = found->chunk;
+    uint32_t first = run_first_page(found);
+    uint32_t total = found->npages;
+    uint32_t lead = 0;
+    if (align_pages > 1) {
+        uintptr_t aligned = align_up(found->base, static_cast<size_t>(align_pages) << kLgPage);
+        lead = static_cast<uint32_t>((aligned - found->base) >> kLgPage);
+    }
+    uint32_t trail = total - lead - npages;
+    untag_boundary(c, first);
+    untag_boundary(c, first + total - 1);
+
+    Run *result = found;
+    if (lead != 0) {
+        found->npages = lead;
+        tag_free_boundaries(found);
+        bucket_insert(a, found);
+        result = spare1;
+        spare1 = nullptr;
+        result->chunk = c;
+        result->zeroed = found->zeroed;
+    }
+    result->base = chunk_page_addr(c, first + lead);
+    result->npages = npages;
+    if (trail != 0) {
+        Run *t = spare2;
+        spare2 = nullptr;
+        t->chunk = c;
+        t->base = chunk_page_addr(c, first + lead + npages);
+        t->npages = trail;
+        t->state = kPageFree;
+        t->zeroed = result->zeroed;
+        tag_free_boundaries(t);
+        bucket_insert(a, t);
+    }
+    if (spare1 != nullptr)
+        desc_free(a, spare1);
+    if (spare2 != nullptr)
+        desc_free(a, spare2);
+    c->nfree_pages -= npages;
+    return result;
+}
+
+// Returns a run's pages to the free runs, merging with free neighbours, and
+// gives up the chunk when it becomes empty.
+void run_release(Arena *a, Run *r) {
+    Chunk *c = r->chunk;
+    uint32_t first = run_first_page(r);
+    uint32_t n = r->npages;
+    for (uint32_t i = 0; i < n; i++)
+        c->map[first + i] = kPageFree;
+    r->state = kPageFree;
+    r->zeroed = 0;
+    r->size_class = 0;
+    c->nfree_pages += n;
+
+    if (first > c->header_pages) {
+        PageMapEntry e = c->map[first - 1];
+        if (page_map_tag(e) == kPageFree) {
+            Run *prev = page_map_run(e);
+            bucket_remove(a, prev);
+            untag_boundary(c, first - 1);
+            prev->npages += r->npages;
+            prev->zeroed = 0;
+            desc_free(a, r);
+            r = prev;
+            first = run_first_page(r);
+        }
+    }
+    uint32_t after = first + r->npages;
+    if (after < c->npages) {
+        PageMapEntry e = c->map[after];
+        if (page_map_tag(e) == kPageFree) {
+            Run *next = page_map_run(e);
+            bucket_remove(a, next);
+            untag_boundary(c, after);
+            r->npages += next->npages;
+            desc_free(a, next);
+        }
+    }
+    if (r->npages == chunk_usable_pages()) {
+        c->nfree_pages = r->npages;
+        chunk_release(a, c, r);
+        return;
+    }
+    tag_free_boundaries(r);
+    bucket_insert(a, r);
+}
+
+// ---- bins ------------------------------------------------------------
+
+Run *bin_refill(Arena *a, unsigned bin_index) {
+    Bin &bin = a->bins[bin_index];
+    Run *r = bin.nonfull;
+    if (r != nullptr) {
+        run_list_remove(&bin.nonfull, r);
+    } else {
+        const BinInfo &info = bin_info(bin_index);
+        // A power-of-two class larger than a page (8 KiB) gets a run
+        // aligned to its size, so every small block is aligned to the
+        // largest power of two dividing its class.
+        uint32_t align_pages = 1;
+        if (is_pow2(info.region_size) && info.region_size > kPage)
+            align_pages = info.region_size >> kLgPage;
+        r = run_alloc(a, info.run_pages, align_pages);
+        if (r == nullptr)
+            return nullptr;
+        r->state = kPageSmall;
+        r->size_class = static_cast<uint8_t>(bin_index);
+        r->nfree = static_cast<uint16_t>(info.nregs);
+        r->hint = 0;
+        r->bitmap.init(info.nregs);
+        tag_pages(r, kPageSmall);
+        bin.nruns++;
+        bin.curruns++;
+    }
+    // The old current run is full (we only refill then); full runs sit on
+    // no list until a free makes room in them.
+    bin.current = r;
+    return r;
+}
+
+// Checks p against the page map (lock held).  Returns nullptr and the run
+// (and region index for small runs) when p is a live block start, or the
+// finding to report.
+const char *validate_locked(Chunk *c, const void *p, Run **run_out, uint32_t *reg_out) {
+    uint32_t page = chunk_page_index(c, p);
+    PageMapEntry e = c->map[page];
+    switch (page_map_tag(e)) {
+    case kPageSmall: {
+        Run *r = page_map_run(e);
+        const BinInfo &info = bin_info(r->size_class);
+        size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
+        uint32_t reg = region_index(info, offset);
+        if (reg >= info.nregs || static_cast<size_t>(reg) * info.region_size != offset)
+            return "not the start of a block";
+        if (r->bitmap.is_free(reg))
+            return "block already free (double free)";
+        *run_out = r;
+        *reg_out = reg;
+        return nullptr;
+    }
+    case kPageLarge: {
+        Run *r = page_map_run(e);
+        if (reinterpret_cast<uintptr_t>(p) != r->base)
+            return "not the start of a block";
+        *run_out = r;
+        return nullptr;
+    }
+    case kPageFree:
+        return "block already free (or never allocated)";
+    default:
+        return "not a block returned by malloc";
+    }
+}
+
+}  // namespace
+
+Arena *arena_create(unsigned index) {
+    void *mem = base_alloc(sizeof(Arena));
+    if (mem == nullptr)
+        return nullptr;
+    // base memory is zeroed, which is a valid empty arena except for the
+    // mutex, which is constructed in place.
+    Arena *a = static_cast<Arena *>(mem);
+    new (&a->mutex) Mutex();
+    a->index = index;
+    return a;
+}
+
+void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
+    const BinInfo &info = bin_info(bin_index);
+    a->mutex.lock();
+    Bin &bin = a->bins[bin_index];
+    Run *r = bin.current;
+    if (AA_UNLIKELY(r == nullptr || r->nfree == 0)) {
+        r = bin_refill(a, bin_index);
+        if (r == nullptr) {
+            a->mutex.unlock();
+            errno = ENOMEM;
+            return nullptr;
+        }
+    }
+    unsigned hint = r->hint;
+    unsigned reg = r->bitmap.take_first(&hint);
+    r->hint = static_cast<uint16_t>(hint);
+    r->nfree--;
+    bin.nmalloc++;
+    a->stats.nmalloc_small++;
+    a->stats.allocated_small += info.region_size;
+    a->mutex.unlock();
+    void *p = reinterpret_cast<void *>(r->base + static_cast<uintptr_t>(reg) * info.region_size);
+    if (zero)
+        memset(p, 0, info.region_size);
+    return p;
+}
+
+void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
+    size_t usize = class_to_size(cls);
+    uint32_t npages = static_cast<uint32_t>(usize >> kLgPage);
+    uint32_t align_pages = static_cast<uint32_t>(align >> kLgPage);
+    if (align_pages == 0)
+        align_pages = 1;
+    a->mutex.lock();
+    Run *r = run_alloc(a, npages, align_pages);
+    if (r == nullptr) {
+        a->mutex.unlock();
+        errno = ENOMEM;
+        return nullptr;
+    }
+    r->state = kPageLarge;
+    r->size_class = static_cast<uint8_t>(cls);
+    bool zeroed = r->zeroed;
+    tag_pages(r, kPageLarge);
+    a->stats.nmalloc_large++;
+    a->stats.allocated_large += usize;
+    a->mutex.unlock();
+    void *p = reinterpret_cast<void *>(r->base);
+    if (zero && !zeroed)
+        memset(p, 0, usize);
+    return p;
+}
+
+void arena_free(Chunk *c, void *p, const char *fn) {
+    Arena *a = c->arena;
+    a->mutex.lock();
+    Run *r = nullptr;
+    uint32_t reg = 0;
+    const char *finding = validate_locked(c, p, &r, &reg);
+    if (AA_UNLIKELY(finding != nullptr)) {
+        a->mutex.unlock();
+        report_invalid_pointer(fn, p, finding);
+        return;
+    }
+    if (r->state == kPageSmall) {
+        unsigned bin_index = r->size_class;
+        const BinInfo &info = bin_info(bin_index);
+        Bin &bin = a->bins[bin_index];
+        bool was_full = r->nfree == 0;
+        r->bitmap.set_free(reg);
+        r->nfree++;
+        if (reg / 64 < r->hint)
+            r->hint = static_cast<uint16_t>(reg / 64);
+        bin.ndalloc++;
+        a->stats.ndalloc_small++;
+        a->stats.allocated_small -= info.region_size;
+        if (r != bin.current) {
+            if (r->nfree == info.nregs) {
+                if (!was_full)
+                    run_list_remove(&bin.nonfull, r);
+                bin.curruns--;
+                run_release(a, r);
+            } else if (was_full) {
+                run_list_push(&bin.nonfull, r);
+            }
+        }
+    } else {
+        a->stats.ndalloc_large++;
+        a->stats.allocated_large -= static_cast<uint64_t>(r->npages) << kLgPage;
+        run_release(a, r);
+    }
+    a->mutex.unlock();
+}
+
+size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
+    Arena *a = c->arena;
+    a->mutex.lock();
+    Run *r = nullptr;
+    uint32_t reg = 0;
+    const char *finding = validate_locked(c, p, &r, &reg);
+    size_t usize = 0;
+    if (finding == nullptr) {
+        usize = r->state == kPageSmall ? bin_info(r->size_class).region_size
+                                        : static_cast<size_t>(r->npages) << kLgPage;
+    }
+    a->mutex.unlock();
+    if (AA_UNLIKELY(finding != nullptr))
+        report_invalid_pointer(fn, p, finding);
+    return usize;
+}
+
+bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
+    Arena *a = c->arena;
+    uint32_t new_pages = static_cast<uint32_t>(class_to_size(cls) >> kLgPage);
+    MutexGuard guard(a->mutex);
+    Run *r = nullptr;
+    uint32_t reg = 0;
+    if (validate_locked(c, p, &r, &reg) != nullptr || r->state != kPageLarge)
+        return false;
+    uint32_t old_pages = r->npages;
+    uint32_t first = run_first_page(r);
+    if (new_pages == old_pages) {
+        r->size_class = static_cast<uint8_t>(cls);
+        return true;
+    }
+    if (new_pages < old_pages) {
+        Run *tail = desc_alloc(a);
+        if (tail == nullptr)
+            return false;
+        tail->chunk = c;
+        tail->base = chunk_page_addr(c, first + new_pages);
+        tail->npages = old_pages - new_pages;
+        r->npages = new_pages;
+        r->size_class = static_cast<uint8_t>(cls);
+        a->stats.allocated_large -= static_cast<uint64_t>(tail->npages) << kLgPage;
+        run_release(a, tail);
+        return true;
+    }
+    uint32_t after = first + old_pages;
+    if (after >= c->npages)
+        return false;
+    PageMapEntry e = c->map[after];
+    if (page_map_tag(e) != kPageFree)
+        return false;
+    Run *next = page_map_run(e);
+    uint32_t extra = new_pages - old_pages;
+    if (next->npages < extra)
+        return false;
+    bucket_remove(a, next);
+    untag_boundary(c, after);
+    untag_boundary(c, after + next->npages - 1);
+    if (next->npages == extra) {
+        desc_free(a, next);
+    } else {
+        next->base += static_cast<uintptr_t>(extra) << kLgPage;
+        next->npages -= extra;
+        tag_free_boundaries(next);
+        bucket_insert(a, next);
+    }
+    c->nfree_pages -= extra;
+    r->npages = new_pages;
+    r->size_class = static_cast<uint8_t>(cls);
+    tag_pages(r, kPageLarge);
+    a->stats.allocated_large += static_cast<uint64_t>(extra) << kLgPage;
+    return true;
+}
+
+void arena_prefork(Arena *a) { a->mutex.lock(); }
+void arena_postfork_parent(Arena *a) { a->mutex.unlock(); }
+void arena_postfork_child(Arena *a) { a->mutex.reinit_in_child(); }
+
+}  // namespace arenalloc

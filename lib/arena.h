@@ -1,0 +1,82 @@
+// arena.h — an arena owns chunks and serves small and large requests from
+// them under its own lock.  Threads are spread over arenas round-robin so
+// that they rarely meet on one lock.
+//
+// Invariants (arena mutex held):
+//  - every chunk in `chunks` (and the spare) is registered and owned here;
+//  - a bin's `current` run and the runs on its `nonfull` list are small runs
+//    of that bin; `nonfull` runs have 0 < nfree < nregs (the current run
+//    may be full or empty); full runs are on no list;
+//  - every free run is on exactly one free bucket, chosen by its length,
+//    and no two free runs are adjacent (they are coalesced on release).
+#ifndef ARENALLOC_ARENA_H
+#define ARENALLOC_ARENA_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "chunk.h"
+#include "mutex.h"
+#include "run.h"
+#include "size_classes.h"
+
+namespace arenalloc {
+
+struct Bin {
+    Run *current;       // run allocations are cut from
+    Run *nonfull;       // other runs with free regions
+    uint64_t nmalloc;   // regions handed out
+    uint64_t ndalloc;   // regions returned
+    uint64_t nruns;     // runs created over time
+    uint64_t curruns;   // runs alive now
+};
+
+struct ArenaStats {
+    uint64_t nmalloc_small;
+    uint64_t ndalloc_small;
+    uint64_t nmalloc_large;
+    uint64_t ndalloc_large;
+    uint64_t allocated_small;  // bytes in live small regions
+    uint64_t allocated_large;  // bytes in live large runs
+    uint64_t nchunks;          // chunks mapped now, the spare included
+};
+
+struct Arena {
+    Mutex mutex;
+    unsigned index;
+    std::atomic<unsigned> nthreads;  // threads currently assigned
+    Bin bins[kNumBins];
+    Run *free_buckets[kNumClasses];  // free runs by floor size class of their length
+    uint64_t free_nonempty[(kNumClasses + 63) / 64];
+    Chunk *chunks;                   // chunks in use
+    Chunk *spare;                    // one empty chunk kept against map/unmap churn
+    Run *spare_runs;                 // recycled descriptors
+    ArenaStats stats;
+};
+
+// A new arena from metadata memory, or nullptr.
+Arena *arena_create(unsigned index);
+
+void *arena_malloc_small(Arena *a, unsigned bin, bool zero);
+// Large class cls, aligned to align (a power of two, at least a page).
+void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
+
+// Frees p, which the registry placed in chunk c.  A pointer that is not a
+// live block start is reported on behalf of fn.
+void arena_free(Chunk *c, void *p, const char *fn);
+
+// Usable size of the live block at p in chunk c; reports bad pointers.
+size_t arena_usable_size(Chunk *c, const void *p, const char *fn);
+
+// Resizes the large block at p in place to large class cls; false when the
+// neighbouring pages are not free.
+bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls);
+
+void arena_prefork(Arena *a);
+void arena_postfork_parent(Arena *a);
+void arena_postfork_child(Arena *a);
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * arenalloc.h — the non-standard interface of the arenalloc allocator.
+ * The standard functions (malloc, free, ...) are declared by <stdlib.h>
+ * and <malloc.h> as usual.
+ */
+#ifndef ARENALLOC_H
+#define ARENALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Usable size of a block returned by this allocator (0 for NULL). */
+size_t malloc_usable_size(void *ptr);
+
+/* A whole-heap summary; the mapped_* figures are bytes mapped now. */
+struct arenalloc_summary {
+    uint64_t nmalloc_small;   /* small allocations served */
+    uint64_t nmalloc_large;   /* large allocations served */
+    uint64_t nmalloc_huge;    /* huge allocations served */
+    uint64_t nfree;           /* blocks freed (all kinds) */
+    uint64_t mapped_chunks;   /* arena chunks, retained spares included */
+    uint64_t mapped_huge;     /* huge mappings */
+    uint64_t mapped_metadata; /* the allocator's own metadata */
+    unsigned narenas;         /* arenas configured */
+    unsigned narenas_used;    /* arenas created so far */
+    uint64_t nthreads;        /* threads ever given an arena */
+};
+
+/* Fills *out; returns 0, or -1 when the allocator cannot initialize. */
+int arenalloc_get_summary(struct arenalloc_summary *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARENALLOC_H */

@@ -1,0 +1,67 @@
+// chunk.h — an arena chunk: a chunk-aligned mapping of chunk_size bytes
+// whose first pages hold this header and the page map; the remaining pages
+// are cut into runs.  Masking is never trusted on its own: a pointer is
+// first found in the chunk registry.
+#ifndef ARENALLOC_CHUNK_H
+#define ARENALLOC_CHUNK_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "page_map.h"
+#include "platform.h"
+
+namespace arenalloc {
+
+struct Arena;
+
+constexpr uint64_t kChunkMagic = 0x61726e616c636b31ULL;  // "arnalck1"
+
+// Chunk geometry, fixed at initialization from the options (K flag).
+struct ChunkGeometry {
+    unsigned lg_chunk;
+    size_t chunk_size;
+    uint32_t npages;        // pages per chunk
+    uint32_t header_pages;  // pages taken by the header and page map
+    size_t large_max;       // largest large class that fits a chunk's free pages
+};
+extern ChunkGeometry g_chunk;
+
+constexpr unsigned kLgChunkDefault = 21;  // 2 MiB
+constexpr unsigned kLgChunkMin = 18;      // 256 KiB, the registry granule
+constexpr unsigned kLgChunkMax = 30;      // 1 GiB
+
+struct Chunk {
+    uint64_t magic;
+    Arena *arena;       // owner; fixed for the chunk's life
+    Chunk *next;        // the arena's list of chunks
+    Chunk *prev;
+    uint32_t npages;
+    uint32_t header_pages;
+    uint32_t nfree_pages;  // pages in free runs
+    uint32_t pad;
+    PageMapEntry map[];    // npages entries
+};
+
+// Sets g_chunk for chunks of 2^lg_chunk bytes.
+void chunk_configure(unsigned lg_chunk);
+
+// Maps and registers a new chunk for arena with one free run descriptor
+// slot left to the caller (the map is all header/free tags, zeroed pages).
+// Returns nullptr when the kernel refuses.
+Chunk *chunk_map(Arena *arena);
+
+// Unregisters and unmaps a chunk.
+void chunk_unmap(Chunk *chunk);
+
+AA_ALWAYS_INLINE uintptr_t chunk_page_addr(const Chunk *c, uint32_t page) {
+    return reinterpret_cast<uintptr_t>(c) + (static_cast<uintptr_t>(page) << kLgPage);
+}
+
+AA_ALWAYS_INLINE uint32_t chunk_page_index(const Chunk *c, const void *p) {
+    return static_cast<uint32_t>((reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(c)) >> kLgPage);
+}
+
+}  // namespace arenalloc
+
+#endif

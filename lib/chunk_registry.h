@@ -1,0 +1,73 @@
+// chunk_registry.h — a two-level radix tree mapping every granule of
+// address space the allocator owns to what owns it: an arena chunk or a
+// huge allocation.  free() asks it first, so a pointer the allocator never
+// returned is recognised before anything at that address is touched, and a
+// debugger can enumerate the heap from it.
+//
+// Readers take no lock (entries and leaves are published with release
+// stores); writers serialize on the registry mutex.
+#ifndef ARENALLOC_CHUNK_REGISTRY_H
+#define ARENALLOC_CHUNK_REGISTRY_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "util.h"
+
+namespace arenalloc {
+
+// The registry's unit: the smallest chunk size allowed and the alignment of
+// every chunk and huge mapping, so no granule is ever shared by two owners.
+constexpr unsigned kLgGranule = 18;
+constexpr size_t kGranule = size_t{1} << kLgGranule;
+constexpr unsigned kRegistryAddressBits = 48;
+constexpr unsigned kRegistryKeyBits = kRegistryAddressBits - kLgGranule;
+constexpr unsigned kRegistryLeafBits = kRegistryKeyBits / 2;
+constexpr unsigned kRegistryRootBits = kRegistryKeyBits - kRegistryLeafBits;
+
+enum RegistryTag : uintptr_t {
+    kRegistryChunk = 1,  // value is a Chunk *
+    kRegistryHuge = 2,   // value is a Huge *
+};
+constexpr uintptr_t kRegistryTagMask = 3;
+
+struct RegistryLeaf {
+    std::atomic<uintptr_t> slots[size_t{1} << kRegistryLeafBits];
+};
+
+extern std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
+
+// Tagged owner of the granule holding addr, or 0 if the allocator does not
+// own it.
+AA_ALWAYS_INLINE uintptr_t registry_lookup(const void *addr) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    if (AA_UNLIKELY((a >> kRegistryAddressBits) != 0))
+        return 0;
+    uintptr_t key = a >> kLgGranule;
+    RegistryLeaf *leaf =
+        g_registry_root[key >> kRegistryLeafBits].load(std::memory_order_acquire);
+    if (AA_UNLIKELY(leaf == nullptr))
+        return 0;
+    return leaf->slots[key & ((uintptr_t{1} << kRegistryLeafBits) - 1)].load(
+        std::memory_order_acquire);
+}
+
+// Records value for every granule of [addr, addr+size) (granule aligned).
+// Returns false when a leaf could not be allocated (nothing is recorded).
+bool registry_insert(const void *addr, size_t size, uintptr_t value);
+
+// Forgets every granule of [addr, addr+size).
+void registry_remove(const void *addr, size_t size);
+
+// Calls visit(value) for each distinct owner, in address order; the
+// caller serializes against changes (used by the consistency checks).
+void registry_for_each(void (*visit)(uintptr_t value, void *ctx), void *ctx);
+
+void registry_prefork();
+void registry_postfork_parent();
+void registry_postfork_child();
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,52 @@
+// huge.h — allocations too big for a chunk's runs get a mapping of their
+// own, aligned to the registry granule and registered under a descriptor
+// kept out of line.
+#ifndef ARENALLOC_HUGE_H
+#define ARENALLOC_HUGE_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace arenalloc {
+
+struct Arena;
+
+struct Huge {
+    uintptr_t addr;    // start of the block (and of the mapping)
+    size_t usize;      // usable size: the request rounded up to a page
+    size_t mapped;     // mapping length: usize rounded up to the granule
+    Arena *arena;      // arena of the allocating thread, for statistics
+    Huge *next;        // global list of live huge blocks, or spare descriptors
+    Huge *prev;
+};
+
+struct HugeStats {
+    uint64_t nmalloc;
+    uint64_t ndalloc;
+    uint64_t allocated;  // sum of usize of live blocks
+    uint64_t mapped;     // sum of mapped of live blocks
+};
+
+// A huge block of at least size bytes aligned to align (power of two).
+void *huge_malloc(Arena *arena, size_t size, size_t align);
+
+// Frees the huge block described by h; p must be its start (else reported
+// on behalf of fn).
+void huge_free(Huge *h, void *p, const char *fn);
+
+// Usable size of the huge block at p; reports bad pointers.
+size_t huge_usable_size(Huge *h, const void *p, const char *fn);
+
+// Resizes in place to at least size bytes; false when that cannot be done
+// without moving.
+bool huge_ralloc_in_place(Huge *h, void *p, size_t size);
+
+void huge_stats(HugeStats *out);
+
+void huge_prefork();
+void huge_postfork_parent();
+void huge_postfork_child();
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,146 @@
+// init.cc — bootstrap and fork handling.
+#include "init.h"
+
+#include "arena.h"
+#include "base.h"
+#include "chunk.h"
+#include "chunk_registry.h"
+#include "huge.h"
+#include "mutex.h"
+#include "options.h"
+#include "platform.h"
+#include "summary.h"
+#include "thread_state.h"
+
+namespace arenalloc {
+
+std::atomic<bool> g_initialized{false};
+unsigned g_narenas = 0;
+
+namespace {
+
+Mutex g_init_mutex;     // serializes initialization
+Mutex g_arenas_mutex;   // serializes arena creation
+std::atomic<Arena *> *g_arenas = nullptr;
+
+unsigned default_narenas() {
+    uint64_t n = uint64_t{4} * platform_ncpus();
+    int shift = g_options.narenas_shift;
+    if (shift > 0)
+        n <<= shift;
+    else if (shift < 0)
+        n >>= -shift;
+    if (n < 1)
+        n = 1;
+    if (n > kMaxArenas)
+        n = kMaxArenas;
+    return static_cast<unsigned>(n);
+}
+
+void install_hooks() {
+    thread_state_hook_init();
+    platform_atfork(malloc_prefork, malloc_postfork_parent, malloc_postfork_child);
+    if (g_options.print_summary) {
+        platform_keep_stderr();
+        platform_at_exit(summary_print);
+    }
+}
+
+}  // namespace
+
+bool init_slow() {
+    g_init_mutex.lock();
+    if (g_initialized.load(std::memory_order_acquire)) {
+        g_init_mutex.unlock();
+        return true;
+    }
+    options_init();
+    chunk_configure(g_options.lg_chunk);
+    unsigned n = default_narenas();
+    void *table = base_alloc(n * sizeof(std::atomic<Arena *>));
+    Arena *first = table != nullptr ? arena_create(0) : nullptr;
+    if (first == nullptr) {
+        g_init_mutex.unlock();
+        return false;
+    }
+    g_arenas = static_cast<std::atomic<Arena *> *>(table);
+    g_arenas[0].store(first, std::memory_order_release);
+    g_narenas = n;
+    g_initialized.store(true, std::memory_order_release);
+    g_init_mutex.unlock();
+    // Hooks may allocate; the allocator can serve them now.
+    install_hooks();
+    return true;
+}
+
+Arena *arena_peek(unsigned index) {
+    return g_arenas[index].load(std::memory_order_acquire);
+}
+
+Arena *arena_get(unsigned index) {
+    Arena *a = arena_peek(index);
+    if (AA_LIKELY(a != nullptr))
+        return a;
+    MutexGuard guard(g_arenas_mutex);
+    a = g_arenas[index].load(std::memory_order_relaxed);
+    if (a == nullptr) {
+        a = arena_create(index);
+        if (a != nullptr)
+            g_arenas[index].store(a, std::memory_order_release);
+    }
+    return a;
+}
+
+// Lock order, everywhere: init, arena table, arenas by index, huge,
+// registry, base.
+void malloc_prefork() {
+    g_init_mutex.lock();
+    if (!g_initialized.load(std::memory_order_acquire))
+        return;
+    g_arenas_mutex.lock();
+    for (unsigned i = 0; i < g_narenas; i++) {
+        Arena *a = arena_peek(i);
+        if (a != nullptr)
+            arena_prefork(a);
+    }
+    huge_prefork();
+    registry_prefork();
+    base_prefork();
+}
+
+void malloc_postfork_parent() {
+    if (g_initialized.load(std::memory_order_acquire)) {
+        base_postfork_parent();
+        registry_postfork_parent();
+        huge_postfork_parent();
+        for (unsigned i = g_narenas; i-- > 0;) {
+            Arena *a = arena_peek(i);
+            if (a != nullptr)
+                arena_postfork_parent(a);
+        }
+        g_arenas_mutex.unlock();
+    }
+    g_init_mutex.unlock();
+}
+
+void malloc_postfork_child() {
+    if (g_initialized.load(std::memory_order_acquire)) {
+        base_postfork_child();
+        registry_postfork_child();
+        huge_postfork_child();
+        for (unsigned i = 0; i < g_narenas; i++) {
+            Arena *a = arena_peek(i);
+            if (a != nullptr) {
+                arena_postfork_child(a);
+                // Only the forking thread survives in the child.
+                a->nthreads.store(0, std::memory_order_relaxed);
+            }
+        }
+        if (tls_thread_state.arena != nullptr)
+            tls_thread_state.arena->nthreads.store(1, std::memory_order_relaxed);
+        g_arenas_mutex.reinit_in_child();
+    }
+    g_init_mutex.reinit_in_child();
+}
+
+}  // namespace arenalloc

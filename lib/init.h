@@ -1,0 +1,42 @@
+// init.h — lazy initialization, the arena table and the fork handlers.
+// The first allocation initializes everything (options, chunk geometry,
+// arena 0) using only system calls, so nothing recurses into malloc; the
+// hooks that might allocate (pthread_atfork, atexit, the thread-exit key)
+// are installed afterwards, when the allocator can already serve them.
+#ifndef ARENALLOC_INIT_H
+#define ARENALLOC_INIT_H
+
+#include <atomic>
+
+#include "util.h"
+
+namespace arenalloc {
+
+struct Arena;
+
+extern std::atomic<bool> g_initialized;
+extern unsigned g_narenas;
+
+AA_NOINLINE bool init_slow();
+
+AA_ALWAYS_INLINE bool ensure_initialized() {
+    if (AA_LIKELY(g_initialized.load(std::memory_order_acquire)))
+        return true;
+    return init_slow();
+}
+
+// Arena index (< g_narenas), created on first use; nullptr if it cannot be.
+Arena *arena_get(unsigned index);
+
+// Arena index if it exists already, else nullptr (no creation).
+Arena *arena_peek(unsigned index);
+
+// Take every allocator lock before fork(); release them in the parent;
+// re-create them in the child.
+void malloc_prefork();
+void malloc_postfork_parent();
+void malloc_postfork_child();
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,47 @@
+// mutex.h — the lock every arena, the chunk registry and the metadata
+// allocator use.  A thin wrapper over pthread mutexes that can be
+// statically initialized (no constructor runs) and re-initialized in a
+// fork child, where the parent's lock state is meaningless.
+#ifndef ARENALLOC_MUTEX_H
+#define ARENALLOC_MUTEX_H
+
+#include <pthread.h>
+
+#include <cstdint>
+
+namespace arenalloc {
+
+struct Mutex {
+    pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+    // Statistics, written only while the lock is held.
+    uint64_t nacquired_ = 0;
+    uint64_t ncontended_ = 0;
+
+    void lock() {
+        if (pthread_mutex_trylock(&lock_) != 0) {
+            pthread_mutex_lock(&lock_);
+            ncontended_++;
+        }
+        nacquired_++;
+    }
+    void unlock() { pthread_mutex_unlock(&lock_); }
+
+    // In a fork child only the forking thread exists; every lock it took in
+    // the prefork handler is re-created free rather than unlocked.
+    void reinit_in_child() { pthread_mutex_init(&lock_, nullptr); }
+};
+
+class MutexGuard {
+  public:
+    explicit MutexGuard(Mutex &m) : m_(m) { m_.lock(); }
+    ~MutexGuard() { m_.unlock(); }
+    MutexGuard(const MutexGuard &) = delete;
+    MutexGuard &operator=(const MutexGuard &) = delete;
+
+  private:
+    Mutex &m_;
+};
+
+}  // namespace arenalloc
+
+#endif

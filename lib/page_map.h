@@ -1,0 +1,45 @@
+// page_map.h — one entry per page of a chunk, kept in the chunk header.
+// An entry names the Run descriptor the page belongs to and, in its low
+// bits, that run's state, so free() learns "small, large or free" and the
+// size class from one load, without reading anything at the pointer.
+//
+// Invariants (arena lock held to read or write):
+//  - every page of a small or large run maps to that run with its tag;
+//  - every page of a free run is tagged free; the first and last page of a
+//    free run also point at its descriptor (for coalescing neighbours);
+//  - header pages are kPageHeader.
+#ifndef ARENALLOC_PAGE_MAP_H
+#define ARENALLOC_PAGE_MAP_H
+
+#include <cstdint>
+
+namespace arenalloc {
+
+struct Run;
+
+using PageMapEntry = uintptr_t;
+
+enum PageTag : uintptr_t {
+    kPageHeader = 0,
+    kPageFree = 1,
+    kPageSmall = 2,
+    kPageLarge = 3,
+};
+
+constexpr uintptr_t kPageTagMask = 3;
+
+inline PageMapEntry page_map_entry(Run *run, PageTag tag) {
+    return reinterpret_cast<uintptr_t>(run) | tag;
+}
+
+inline PageTag page_map_tag(PageMapEntry e) {
+    return static_cast<PageTag>(e & kPageTagMask);
+}
+
+inline Run *page_map_run(PageMapEntry e) {
+    return reinterpret_cast<Run *>(e & ~kPageTagMask);
+}
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,84 @@
+// platform.h — the whole operating-system contract of arenalloc.  Every
+// system call the allocator makes goes through these functions; only
+// platform_posix.cc includes <sys/mman.h>.  A FreeBSD or illumos build
+// differs only in how configure fills config.h for that file.
+#ifndef ARENALLOC_PLATFORM_H
+#define ARENALLOC_PLATFORM_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+#include "util.h"
+
+namespace arenalloc {
+
+constexpr unsigned kLgPage = LG_PAGE;
+constexpr size_t kPage = size_t{1} << kLgPage;
+constexpr uintptr_t kPageMask = kPage - 1;
+
+// Counters kept by the platform layer, so that tests and statistics can
+// see what was asked of the kernel.  Updated with relaxed atomics: the
+// calls they count are slow paths.
+struct PlatformCounters {
+    uint64_t nmap;       // successful mmap calls
+    uint64_t nunmap;     // munmap calls
+    uint64_t nmadvise;   // madvise calls made to purge pages
+    uint64_t mapped;     // bytes currently mapped by the allocator
+};
+void platform_counters(PlatformCounters *out);
+
+// Maps size bytes (a page multiple) of zeroed, read-write memory whose
+// address is a multiple of align (a power of two >= kPage).  Returns
+// nullptr when the kernel refuses.
+void *pages_map(size_t size, size_t align);
+
+// Returns [addr, addr+size) (page aligned) to the kernel.
+void pages_unmap(void *addr, size_t size);
+
+// Tells the kernel the contents of [addr, addr+size) are no longer needed;
+// the range stays mapped and reads as zero or old data until written.
+// Returns true when the pages are known to read as zero afterwards.
+bool pages_purge(void *addr, size_t size);
+
+// Tries to resize the mapping at addr in place (no move).  Returns true on
+// success.  Fails when the platform cannot, or the neighbouring range is
+// taken.
+bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size);
+
+// Number of CPUs this process may run on (at least 1).
+unsigned platform_ncpus();
+
+// getenv that returns nullptr in setuid/setgid programs.
+const char *platform_secure_getenv(const char *name);
+
+// Reads the target of the symbolic link at path into buf (NUL-terminated);
+// returns false when there is no such link.  No file is opened.
+bool platform_readlink(const char *path, char *buf, size_t cap);
+
+// Writes bytes to standard error, retrying on short writes; never allocates.
+// When the program has closed descriptor 2 (GNU tools do so in an atexit
+// handler) it writes to the copy kept by platform_keep_stderr(), if any.
+void platform_write_stderr(const char *buf, size_t len);
+
+// Keeps a close-on-exec copy of standard error at a high descriptor, for
+// reports due at exit (the P option); costs the program one descriptor,
+// so only done when such a report was asked for.
+void platform_keep_stderr();
+
+// The program's short name, for messages (never nullptr).
+const char *platform_progname();
+
+[[noreturn]] void platform_abort();
+
+// Registers fork handlers (pthread_atfork semantics).  Returns false when
+// it cannot be arranged.
+bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)());
+
+// Runs fn when the process exits normally (after the handlers the program
+// registers later).  Returns false when it cannot be arranged.
+bool platform_at_exit(void (*fn)());
+
+}  // namespace arenalloc
+
+#endif

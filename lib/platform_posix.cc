@@ -1,0 +1,265 @@
+// platform_posix.cc — the POSIX implementation of platform.h (Linux,
+// FreeBSD, illumos), chosen between by configure checks, never by OS name.
+#include "platform.h"
+
+#include <atomic>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#ifdef HAVE_GETAUXVAL
+#include <sys/auxv.h>
+#endif
+
+#include "util.h"
+
+#if defined(HAVE_MAP_ANONYMOUS)
+#define AA_MAP_ANON MAP_ANONYMOUS
+#elif defined(HAVE_MAP_ANON)
+#define AA_MAP_ANON MAP_ANON
+#else
+#error "arenalloc needs anonymous mmap"
+#endif
+
+extern "C" char *program_invocation_short_name __attribute__((weak));
+extern "C" const char *getprogname(void) __attribute__((weak));
+
+namespace arenalloc {
+
+namespace {
+
+std::atomic<uint64_t> g_nmap{0};
+std::atomic<uint64_t> g_nunmap{0};
+std::atomic<uint64_t> g_nmadvise{0};
+std::atomic<uint64_t> g_mapped{0};
+int g_kept_stderr = -1;  // see platform_keep_stderr()
+
+void *map_exact(void *hint, size_t size) {
+    void *p = mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | AA_MAP_ANON, -1, 0);
+    if (p == MAP_FAILED)
+        return nullptr;
+    g_nmap.fetch_add(1, std::memory_order_relaxed);
+    g_mapped.fetch_add(size, std::memory_order_relaxed);
+    return p;
+}
+
+}  // namespace
+
+void platform_counters(PlatformCounters *out) {
+    out->nmap = g_nmap.load(std::memory_order_relaxed);
+    out->nunmap = g_nunmap.load(std::memory_order_relaxed);
+    out->nmadvise = g_nmadvise.load(std::memory_order_relaxed);
+    out->mapped = g_mapped.load(std::memory_order_relaxed);
+}
+
+void *pages_map(size_t size, size_t align) {
+    int saved_errno = errno;
+    // Most mappings come back aligned by luck when the kernel places them
+    // next to the previous one; try that first to avoid the over-map.
+    void *p = map_exact(nullptr, size);
+    if (p == nullptr) {
+        errno = saved_errno;
+        return nullptr;
+    }
+    if ((reinterpret_cast<uintptr_t>(p) & (align - 1)) == 0)
+        return p;
+    pages_unmap(p, size);
+
+    size_t over = size + align - kPage;
+    if (over < size) {  // wrapped: no such mapping can exist
+        errno = saved_errno;
+        return nullptr;
+    }
+    char *raw = static_cast<char *>(map_exact(nullptr, over));
+    if (raw == nullptr) {
+        errno = saved_errno;
+        return nullptr;
+    }
+    uintptr_t start = align_up(reinterpret_cast<uintptr_t>(raw), align);
+    size_t lead = start - reinterpret_cast<uintptr_t>(raw);
+    size_t trail = over - lead - size;
+    if (lead != 0)
+        pages_unmap(raw, lead);
+    if (trail != 0)
+        pages_unmap(reinterpret_cast<char *>(start) + size, trail);
+    errno = saved_errno;
+    return reinterpret_cast<void *>(start);
+}
+
+void pages_unmap(void *addr, size_t size) {
+    int saved_errno = errno;
+    munmap(addr, size);
+    errno = saved_errno;
+    g_nunmap.fetch_add(1, std::memory_order_relaxed);
+    g_mapped.fetch_sub(size, std::memory_order_relaxed);
+}
+
+bool pages_purge(void *addr, size_t size) {
+    int saved_errno = errno;
+    bool zeroed = false;
+#if defined(HAVE_MADV_FREE)
+    if (madvise(addr, size, MADV_FREE) != 0) {
+#if defined(HAVE_MADV_DONTNEED)
+        zeroed = madvise(addr, size, MADV_DONTNEED) == 0;
+#endif
+    }
+#elif defined(HAVE_MADV_DONTNEED)
+    // Linux's MADV_DONTNEED drops the pages; later reads give zeros.
+    zeroed = madvise(addr, size, MADV_DONTNEED) == 0;
+#else
+    (void)addr;
+    (void)size;
+#endif
+    g_nmadvise.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return zeroed;
+}
+
+bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
+    if (new_size == old_size)
+        return true;
+    if (new_size < old_size) {
+        pages_unmap(static_cast<char *>(addr) + new_size, old_size - new_size);
+        return true;
+    }
+#if defined(HAVE_MREMAP)
+    int saved_errno = errno;
+    void *p = mremap(addr, old_size, new_size, 0);
+    errno = saved_errno;
+    if (p == MAP_FAILED)
+        return false;
+    g_mapped.fetch_add(new_size - old_size, std::memory_order_relaxed);
+    return true;
+#else
+    return false;
+#endif
+}
+
+unsigned platform_ncpus() {
+#if defined(HAVE_SCHED_GETAFFINITY) && defined(CPU_COUNT)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return static_cast<unsigned>(n);
+    }
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? static_cast<unsigned>(n) : 1u;
+}
+
+const char *platform_secure_getenv(const char *name) {
+#if defined(HAVE_ISSETUGID)
+    if (issetugid() != 0)
+        return nullptr;
+    return getenv(name);
+#elif defined(HAVE_SECURE_GETENV)
+    return secure_getenv(name);
+#elif defined(HAVE_GETAUXVAL) && defined(AT_SECURE)
+    if (getauxval(AT_SECURE) != 0)
+        return nullptr;
+    return getenv(name);
+#else
+    if (getuid() != geteuid() || getgid() != getegid())
+        return nullptr;
+    return getenv(name);
+#endif
+}
+
+bool platform_readlink(const char *path, char *buf, size_t cap) {
+    int saved_errno = errno;
+    ssize_t n = readlink(path, buf, cap - 1);
+    errno = saved_errno;
+    if (n < 0)
+        return false;
+    buf[n] = '\0';
+    return true;
+}
+
+void platform_keep_stderr() {
+    if (g_kept_stderr < 0) {
+        int saved_errno = errno;
+        g_kept_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
+        errno = saved_errno;
+    }
+}
+
+void platform_write_stderr(const char *buf, size_t len) {
+    int saved_errno = errno;
+    int fd = STDERR_FILENO;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EBADF && fd == STDERR_FILENO && g_kept_stderr >= 0) {
+                fd = g_kept_stderr;
+                continue;
+            }
+            break;
+        }
+        buf += n;
+        len -= static_cast<size_t>(n);
+    }
+    errno = saved_errno;
+}
+
+const char *platform_progname() {
+    if (&getprogname != nullptr) {
+        const char *name = getprogname();
+        if (name != nullptr)
+            return name;
+    }
+    if (&program_invocation_short_name != nullptr && program_invocation_short_name != nullptr)
+        return program_invocation_short_name;
+    return "arenalloc";
+}
+
+void platform_abort() {
+    abort();
+}
+
+namespace {
+void (*g_exit_fn)() = nullptr;
+#if defined(HAVE_ON_EXIT)
+void run_exit_fn(int, void *) { g_exit_fn(); }
+#else
+void run_exit_fn() { g_exit_fn(); }
+#endif
+}  // namespace
+
+#if defined(HAVE___REGISTER_ATFORK)
+extern "C" int __register_atfork(void (*)(), void (*)(), void (*)(), void *);
+#endif
+
+bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)()) {
+#if defined(HAVE___REGISTER_ATFORK)
+    // No DSO handle: the library is linked -z nodelete and never unloaded.
+    return __register_atfork(prepare, parent, child, nullptr) == 0;
+#elif defined(HAVE_PTHREAD_ATFORK)
+    return pthread_atfork(prepare, parent, child) == 0;
+#else
+    (void)prepare;
+    (void)parent;
+    (void)child;
+    return false;
+#endif
+}
+
+bool platform_at_exit(void (*fn)()) {
+    g_exit_fn = fn;
+#if defined(HAVE_ON_EXIT)
+    return on_exit(run_exit_fn, nullptr) == 0;
+#else
+    return atexit(run_exit_fn) == 0;
+#endif
+}
+
+}  // namespace arenalloc

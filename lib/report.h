@@ -1,0 +1,23 @@
+// report.h — every message the allocator prints.  Kept out of line and
+// cold so the message text and formatting stay off the fast paths; all of
+// it is written with write(2) from stack buffers, never with malloc/stdio.
+#ifndef ARENALLOC_REPORT_H
+#define ARENALLOC_REPORT_H
+
+#include "util.h"
+
+namespace arenalloc {
+
+// A bad pointer passed to fn ("free", "realloc", ...): one line
+//   arenalloc: free(): invalid pointer 0x...: <finding>
+// then abort().  (When a future option chooses to continue, the caller
+// ignores the call: leaking is always preferred to corrupting.)
+__attribute__((cold)) AA_NOINLINE void report_invalid_pointer(const char *fn, const void *ptr,
+                                                               const char *finding);
+
+// An options warning: "<prog>: (malloc) <text>"; fatal when A is in force.
+__attribute__((cold)) AA_NOINLINE void report_options_warning(const char *text, char c);
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,57 @@
+// run.h — a Run describes a span of whole pages inside a chunk: free pages,
+// a small run cut into equal regions, or one large block.  Descriptors live
+// outside the pages they describe (they are carved from metadata memory and
+// recycled per arena), so a stray write through a user pointer cannot reach
+// them, and purged free pages need no links inside them.
+#ifndef ARENALLOC_RUN_H
+#define ARENALLOC_RUN_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "bitmap.h"
+#include "page_map.h"
+
+namespace arenalloc {
+
+struct Chunk;
+
+struct Run {
+    uintptr_t base;      // address of the first page
+    Chunk *chunk;        // chunk the pages belong to
+    uint32_t npages;     // length in pages
+    uint8_t state;       // PageTag: kPageFree, kPageSmall or kPageLarge
+    uint8_t size_class;  // small: bin index; large: size-class index
+    uint8_t zeroed;      // free: every page is known to read as zero
+    uint8_t on_list;     // linked into a bin's non-full list or a free bucket
+    uint16_t nfree;      // small: regions still free (bitmap population)
+    uint16_t hint;       // small: no free region lies in a bitmap word below this
+    Run *next;           // list links: free bucket, bin non-full list, or
+    Run *prev;           //   the arena's spare-descriptor list
+    RunBitmap bitmap;    // small: a set bit is a free region
+};
+
+// Intrusive doubly-linked list of runs with a head pointer.
+inline void run_list_push(Run **head, Run *r) {
+    r->prev = nullptr;
+    r->next = *head;
+    if (*head != nullptr)
+        (*head)->prev = r;
+    *head = r;
+    r->on_list = 1;
+}
+
+inline void run_list_remove(Run **head, Run *r) {
+    if (r->prev != nullptr)
+        r->prev->next = r->next;
+    else
+        *head = r->next;
+    if (r->next != nullptr)
+        r->next->prev = r->prev;
+    r->next = r->prev = nullptr;
+    r->on_list = 0;
+}
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,154 @@
+// size_classes.h — the one table of size classes, computed at compile
+// time and shared by the allocator, the tests, the statistics and the
+// debugger descriptor.
+//
+// Classes: 8; 16..128 every 16 bytes; then four classes per doubling
+// (160 192 224 256, 320 384 448 512, ...), so a request never wastes more
+// than 25% of its block.  Classes up to kSmallMax are *small* (cut from
+// runs into equal regions, one bin each); the page-multiple classes above
+// are *large* (a run of whole pages each); requests above the largest
+// large class that fits a chunk are *huge* (their own mapping, rounded up
+// to the page).
+#ifndef ARENALLOC_SIZE_CLASSES_H
+#define ARENALLOC_SIZE_CLASSES_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "platform.h"
+#include "util.h"
+
+namespace arenalloc {
+
+constexpr size_t kQuantum = 16;
+constexpr size_t kMinSize = 8;
+constexpr unsigned kLgFirstGroup = 7;   // first four-per-doubling group starts at 128
+constexpr unsigned kLgLastGroup = 30;   // classes are generated up to 2^31 bytes
+constexpr unsigned kNumQuantumClasses = 1 + 128 / kQuantum;  // 8, 16..128
+constexpr unsigned kNumClasses = kNumQuantumClasses + 4 * (kLgLastGroup - kLgFirstGroup + 1);
+constexpr size_t kSmallMax = 14336;
+constexpr size_t kLookupMax = 4096;     // sizes up to here map by table
+constexpr unsigned kMaxRunRegions = 512;  // bounds the run bitmap
+constexpr unsigned kMaxRunPages = 16;
+
+constexpr size_t class_size_formula(unsigned idx) {
+    if (idx == 0)
+        return kMinSize;
+    if (idx < kNumQuantumClasses)
+        return idx * kQuantum;
+    unsigned g = (idx - kNumQuantumClasses) / 4;
+    unsigned k = (idx - kNumQuantumClasses) % 4;
+    size_t base = size_t{1} << (kLgFirstGroup + g);
+    return base + (k + 1) * (base / 4);
+}
+
+// Class index for a request of size bytes (size <= the largest class),
+// by arithmetic; the hot path uses the table for small requests.
+constexpr unsigned size_to_class_formula(size_t size) {
+    if (size <= kMinSize)
+        return 0;
+    if (size <= 128)
+        return static_cast<unsigned>((size + kQuantum - 1) / kQuantum);
+    size_t x = size - 1;
+    unsigned lg = lg_floor(x);
+    unsigned k = static_cast<unsigned>((x >> (lg - 2)) & 3);
+    return kNumQuantumClasses + (lg - kLgFirstGroup) * 4 + k;
+}
+
+constexpr unsigned count_small_classes() {
+    unsigned n = 0;
+    while (class_size_formula(n) <= kSmallMax)
+        n++;
+    return n;
+}
+
+constexpr unsigned kNumBins = count_small_classes();
+
+// Geometry of the runs a small class is cut from.
+struct BinInfo {
+    uint32_t region_size;
+    uint32_t run_pages;
+    uint32_t nregs;
+    uint32_t reciprocal;  // ceil(2^32 / region_size): offset -> index by multiply
+};
+
+// Pick the fewest pages whose waste is at most 1/64 of the run, within the
+// region and page bounds; otherwise the least wasteful candidate.
+constexpr BinInfo make_bin_info(size_t size) {
+    uint32_t best_pages = 0;
+    size_t best_waste = ~size_t{0};
+    for (uint32_t pages = 1; pages <= kMaxRunPages; pages++) {
+        size_t run = pages * kPage;
+        if (run < size)
+            continue;
+        if (run / size > kMaxRunRegions)
+            break;
+        size_t waste = run % size;
+        if (waste * 64 <= run) {
+            best_pages = pages;
+            break;
+        }
+        if (waste * best_pages * kPage < best_waste * run || best_pages == 0) {
+            best_pages = pages;
+            best_waste = waste;
+        }
+    }
+    if (best_pages == 0)
+        best_pages = 1;
+    BinInfo b{};
+    b.region_size = static_cast<uint32_t>(size);
+    b.run_pages = best_pages;
+    b.nregs = static_cast<uint32_t>(best_pages * kPage / size);
+    if (b.nregs > kMaxRunRegions)
+        b.nregs = kMaxRunRegions;
+    b.reciprocal = static_cast<uint32_t>(((uint64_t{1} << 32) + size - 1) / size);
+    return b;
+}
+
+struct SizeClassTable {
+    uint64_t size[kNumClasses];
+    BinInfo bin[kNumBins];
+    uint8_t lookup[kLookupMax / 8 + 1];  // (size + 7) / 8 -> class index
+};
+
+constexpr SizeClassTable make_size_class_table() {
+    SizeClassTable t{};
+    for (unsigned i = 0; i < kNumClasses; i++)
+        t.size[i] = class_size_formula(i);
+    for (unsigned i = 0; i < kNumBins; i++)
+        t.bin[i] = make_bin_info(class_size_formula(i));
+    for (size_t i = 0; i <= kLookupMax / 8; i++)
+        t.lookup[i] = static_cast<uint8_t>(size_to_class_formula(i * 8));
+    return t;
+}
+
+extern const SizeClassTable kSizeClasses;
+
+static_assert(kNumBins == 36, "small classes end at 14336 bytes");
+static_assert(class_size_formula(kNumBins - 1) == kSmallMax, "kSmallMax is a class");
+static_assert(class_size_formula(kNumBins) % kPage == 0, "large classes are page multiples");
+static_assert(kNumClasses < 256, "class index fits a byte");
+
+AA_ALWAYS_INLINE unsigned size_to_class(size_t size) {
+    if (AA_LIKELY(size <= kLookupMax))
+        return kSizeClasses.lookup[(size + 7) >> 3];
+    return size_to_class_formula(size);
+}
+
+AA_ALWAYS_INLINE size_t class_to_size(unsigned idx) {
+    return kSizeClasses.size[idx];
+}
+
+AA_ALWAYS_INLINE const BinInfo &bin_info(unsigned bin) {
+    return kSizeClasses.bin[bin];
+}
+
+// Region index of byte offset within a run of the given bin (exact for
+// every offset inside a run: see the size-class unit test).
+AA_ALWAYS_INLINE uint32_t region_index(const BinInfo &b, size_t offset) {
+    return static_cast<uint32_t>((static_cast<uint64_t>(offset) * b.reciprocal) >> 32);
+}
+
+}  // namespace arenalloc
+
+#endif

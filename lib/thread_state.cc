@@ -1,0 +1,77 @@
+// thread_state.cc — round-robin arena assignment and thread exit.
+#include "thread_state.h"
+
+#include <pthread.h>
+
+#include <atomic>
+
+#include "arena.h"
+#include "init.h"
+
+namespace arenalloc {
+
+__thread ThreadState tls_thread_state AA_TLS_MODEL = {nullptr, kThreadNew};
+
+namespace {
+
+std::atomic<unsigned> g_next_arena{0};
+std::atomic<uint64_t> g_threads_seen{0};
+pthread_key_t g_exit_key;
+std::atomic<bool> g_exit_key_ready{false};
+
+void thread_exit(void *arg) {
+    ThreadState *ts = static_cast<ThreadState *>(arg);
+    if (ts->arena != nullptr)
+        ts->arena->nthreads.fetch_sub(1, std::memory_order_relaxed);
+    // The arena pointer is kept: other destructors may still allocate.
+    ts->phase = kThreadExited;
+}
+
+void assign(ThreadState *ts, Arena *a) {
+    if (ts->arena != nullptr)
+        ts->arena->nthreads.fetch_sub(1, std::memory_order_relaxed);
+    a->nthreads.fetch_add(1, std::memory_order_relaxed);
+    ts->arena = a;
+}
+
+}  // namespace
+
+Arena *thread_arena_slow() {
+    if (!ensure_initialized())
+        return nullptr;
+    ThreadState *ts = &tls_thread_state;
+    if (ts->arena != nullptr)  // initialization itself may have assigned one
+        return ts->arena;
+    unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_narenas;
+    Arena *a = arena_get(index);
+    if (a == nullptr)
+        a = arena_get(0);  // arena 0 always exists once initialized
+    g_threads_seen.fetch_add(1, std::memory_order_relaxed);
+    assign(ts, a);
+    ts->phase = kThreadUnregistered;
+    if (g_exit_key_ready.load(std::memory_order_acquire) &&
+        pthread_setspecific(g_exit_key, ts) == 0)
+        ts->phase = kThreadRegistered;
+    return a;
+}
+
+bool thread_set_arena(unsigned index) {
+    if (thread_arena() == nullptr || index >= g_narenas)
+        return false;
+    Arena *a = arena_get(index);
+    if (a == nullptr)
+        return false;
+    assign(&tls_thread_state, a);
+    return true;
+}
+
+void thread_state_hook_init() {
+    if (pthread_key_create(&g_exit_key, thread_exit) == 0)
+        g_exit_key_ready.store(true, std::memory_order_release);
+}
+
+uint64_t thread_state_nthreads_seen() {
+    return g_threads_seen.load(std::memory_order_relaxed);
+}
+
+}  // namespace arenalloc

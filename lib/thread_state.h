@@ -1,0 +1,60 @@
+// thread_state.h — what the allocator keeps per thread: the arena the
+// thread was given round-robin on its first allocation.  It lives in
+// initial-exec TLS (no allocation, no lazy TLS call on the fast path) and is
+// let go by a thread-specific-data destructor when the thread exits.
+#ifndef ARENALLOC_THREAD_STATE_H
+#define ARENALLOC_THREAD_STATE_H
+
+#include <cstdint>
+
+#include "config.h"
+#include "util.h"
+
+#if defined(HAVE_TLS_MODEL_INITIAL_EXEC)
+#define AA_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define AA_TLS_MODEL
+#endif
+
+namespace arenalloc {
+
+struct Arena;
+
+enum ThreadPhase : uint8_t {
+    kThreadNew = 0,        // no arena yet
+    kThreadUnregistered,   // arena chosen before the exit hook existed
+    kThreadRegistered,     // the exit hook will run for this thread
+    kThreadExited,         // the exit hook ran; the arena stays usable
+};
+
+struct ThreadState {
+    Arena *arena;
+    uint8_t phase;
+};
+
+extern __thread ThreadState tls_thread_state AA_TLS_MODEL;
+
+// Picks (and records) an arena for the calling thread; initializes the
+// allocator on first use.  nullptr when initialization failed.
+AA_NOINLINE Arena *thread_arena_slow();
+
+AA_ALWAYS_INLINE Arena *thread_arena() {
+    Arena *a = tls_thread_state.arena;
+    if (AA_LIKELY(a != nullptr))
+        return a;
+    return thread_arena_slow();
+}
+
+// Moves the calling thread to arena index (used by tests); false if the
+// index is out of range or the arena cannot be created.
+bool thread_set_arena(unsigned index);
+
+// Creates the thread-exit hook; called once after initialization.
+void thread_state_hook_init();
+
+// Number of threads ever assigned an arena.
+uint64_t thread_state_nthreads_seen();
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,60 @@
+// util.cc — number formatting without stdio.
+#include "util.h"
+
+namespace arenalloc {
+
+size_t format_decimal(char *buf, uint64_t v) {
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t format_hex(char *buf, uint64_t v) {
+    static const char digits[] = "0123456789abcdef";
+    char tmp[16];
+    size_t n = 0;
+    do {
+        tmp[n++] = digits[v & 0xf];
+        v >>= 4;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+LineBuffer &LineBuffer::str(const char *s) {
+    while (*s != '\0' && len_ < cap_)
+        buf_[len_++] = *s++;
+    return *this;
+}
+
+LineBuffer &LineBuffer::chr(char c) {
+    if (len_ < cap_)
+        buf_[len_++] = c;
+    return *this;
+}
+
+LineBuffer &LineBuffer::dec(uint64_t v) {
+    char tmp[20];
+    size_t n = format_decimal(tmp, v);
+    for (size_t i = 0; i < n; i++)
+        chr(tmp[i]);
+    return *this;
+}
+
+LineBuffer &LineBuffer::hex(uint64_t v) {
+    char tmp[16];
+    size_t n = format_hex(tmp, v);
+    str("0x");
+    for (size_t i = 0; i < n; i++)
+        chr(tmp[i]);
+    return *this;
+}
+
+}  // namespace arenalloc

@@ -1,0 +1,63 @@
+// util.h — small freestanding helpers shared by every layer: attributes,
+// bit operations and number formatting that never allocate.
+#ifndef ARENALLOC_UTIL_H
+#define ARENALLOC_UTIL_H
+
+#include <cstddef>
+#include <cstdint>
+
+#define AA_LIKELY(x) __builtin_expect(!!(x), 1)
+#define AA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define AA_ALWAYS_INLINE inline __attribute__((always_inline))
+#define AA_NOINLINE __attribute__((noinline))
+#define AA_NORETURN __attribute__((noreturn))
+#define AA_EXPORT __attribute__((visibility("default")))
+
+namespace arenalloc {
+
+constexpr bool is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// Index of the highest set bit; x must be non-zero.
+constexpr unsigned lg_floor(size_t x) {
+    return 63u - static_cast<unsigned>(__builtin_clzll(x));
+}
+
+// Smallest k with 2^k >= x; x must be non-zero.
+constexpr unsigned lg_ceil(size_t x) {
+    return x == 1 ? 0 : lg_floor(x - 1) + 1;
+}
+
+constexpr size_t align_up(size_t x, size_t align) {
+    return (x + align - 1) & ~(align - 1);
+}
+
+constexpr size_t align_down(size_t x, size_t align) {
+    return x & ~(align - 1);
+}
+
+// Formats v into buf (no terminator) and returns the digit count; buf
+// must hold 20 characters for decimal and 16 for hex.
+size_t format_decimal(char *buf, uint64_t v);
+size_t format_hex(char *buf, uint64_t v);
+
+// Bounded string builder over a caller-provided buffer, for messages that
+// must be composed without malloc or stdio.
+class LineBuffer {
+  public:
+    LineBuffer(char *buf, size_t cap) : buf_(buf), cap_(cap), len_(0) {}
+    LineBuffer &str(const char *s);
+    LineBuffer &dec(uint64_t v);
+    LineBuffer &hex(uint64_t v);  // with a 0x prefix
+    LineBuffer &chr(char c);
+    const char *data() const { return buf_; }
+    size_t size() const { return len_; }
+
+  private:
+    char *buf_;
+    size_t cap_;
+    size_t len_;
+};
+
+}  // namespace arenalloc
+
+#endif

@@ -1,0 +1,196 @@
+// The built libarenalloc.so: it needs libc (and libpthread) only, refers to
+// no C++ runtime symbol, exports exactly the public API and has no static
+// constructor.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <atf-c++.hpp>
+
+#include "test_util.h"
+
+#ifndef ARENALLOC_SHLIB
+#error "ARENALLOC_SHLIB (path of the built libarenalloc.so) must be defined"
+#endif
+
+namespace {
+
+std::string
+shlib(const atf::tests::tc &tc)
+{
+    const std::string path = tc.get_config_var("shlib", ARENALLOC_SHLIB);
+    if (access(path.c_str(), R_OK) != 0)
+        ATF_FAIL("the built library " + path + " is missing");
+    return path;
+}
+
+// Runs a binutils tool on the library and returns its stdout.
+std::string
+tool_output(const std::string &tool, const std::vector<std::string> &args)
+{
+    const std::string path = testutil::find_program(tool);
+    if (path.empty())
+        ATF_SKIP(tool + " not found (binutils)");
+    std::vector<std::string> argv = { path };
+    argv.insert(argv.end(), args.begin(), args.end());
+    const testutil::child_result r =
+        testutil::run_program(argv, { "LC_ALL=C" }, "/dev/null", 60);
+    TU_REQUIRE_MSG(r.exited_ok(), tool << ": " << r.describe());
+    return r.out;
+}
+
+// The symbol names of `nm -D` output (version suffixes removed), skipping
+// absolute symbols (version nodes such as ARENALLOC_1.0).
+std::set<std::string>
+nm_names(const std::string &out)
+{
+    std::set<std::string> names;
+    for (const std::string &line : testutil::lines_of(out)) {
+        std::istringstream ss(line);
+        std::vector<std::string> f;
+        std::string w;
+        while (ss >> w)
+            f.push_back(w);
+        if (f.empty())
+            continue;
+        const std::string type = f.size() >= 2 ? f[f.size() - 2] : "";
+        if (type == "A")
+            continue;
+        std::string name = f.back();
+        name = name.substr(0, name.find('@'));
+        names.insert(name);
+    }
+    return names;
+}
+
+std::string
+join(const std::set<std::string> &s)
+{
+    std::string out;
+    for (const std::string &e : s)
+        out += (out.empty() ? "" : " ") + e;
+    return out;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__needed_libraries);
+ATF_TEST_CASE_BODY(linkage__needed_libraries)
+{
+    const std::string out = tool_output("readelf", { "-d", "-W", shlib(*this) });
+    static const std::regex needed_re("\\(NEEDED\\).*\\[(.*)\\]");
+    static const std::regex allowed_re(
+        "^(libc\\.so\\..*|libpthread\\.so\\..*|ld-linux.*)$");
+    std::vector<std::string> needed;
+    for (const std::string &line : testutil::lines_of(out)) {
+        std::smatch m;
+        if (std::regex_search(line, m, needed_re))
+            needed.push_back(m[1]);
+    }
+    TU_REQUIRE_MSG(std::find(needed.begin(), needed.end(), "libc.so.6") !=
+                       needed.end(),
+                   "libc.so.6 not needed?  readelf -d: [" << out << "]");
+    for (const std::string &n : needed)
+        TU_REQUIRE_MSG(std::regex_match(n, allowed_re),
+                       "libarenalloc.so needs " << n
+                                                << " (only libc/libpthread "
+                                                   "allowed)");
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__no_cxx_runtime_symbols);
+ATF_TEST_CASE_BODY(linkage__no_cxx_runtime_symbols)
+{
+    // No __cxa_, _Z, __gxx_ or _Unwind_ symbol at all: the library is
+    // linked without the C runtime's start files (whose crtbegin refers
+    // to __cxa_finalize) and registers its exit report with on_exit()
+    // rather than atexit() (which compiles to __cxa_atexit), so any such
+    // symbol means a C++ runtime dependency crept in.
+    const std::string out =
+        tool_output("nm", { "-D", "--undefined-only", shlib(*this) });
+    const std::set<std::string> undefined = nm_names(out);
+    ATF_REQUIRE(!undefined.empty());
+    for (const std::string &s : undefined) {
+        TU_REQUIRE_MSG(!testutil::starts_with(s, "__cxa_") &&
+                           !testutil::starts_with(s, "_Z") &&
+                           !testutil::starts_with(s, "__gxx_") &&
+                           !testutil::starts_with(s, "_Unwind_"),
+                       "libarenalloc.so refers to the C++ runtime symbol "
+                           << s);
+    }
+    for (const char *version : { "@GLIBCXX", "@CXXABI", "@GCC_" })
+        TU_REQUIRE_MSG(out.find(version) == std::string::npos,
+                       "libarenalloc.so refers to a " << version + 1
+                                                      << " symbol: [" << out
+                                                      << "]");
+    const std::set<std::string> defined = nm_names(
+        tool_output("nm", { "-D", "--defined-only", shlib(*this) }));
+    for (const std::string &s : defined)
+        TU_REQUIRE_MSG(!testutil::starts_with(s, "_Z"),
+                       "libarenalloc.so exports the C++ symbol " << s);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__exported_symbols);
+ATF_TEST_CASE_BODY(linkage__exported_symbols)
+{
+    const std::set<std::string> expected = {
+        "malloc",        "calloc",         "realloc",
+        "free",          "reallocarray",   "posix_memalign",
+        "aligned_alloc", "memalign",       "valloc",
+        "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
+    };
+    const std::string out =
+        tool_output("nm", { "-D", "--defined-only", shlib(*this) });
+    const std::set<std::string> defined = nm_names(out);
+    std::set<std::string> extra, missing;
+    std::set_difference(defined.begin(), defined.end(), expected.begin(),
+                        expected.end(), std::inserter(extra, extra.end()));
+    std::set_difference(expected.begin(), expected.end(), defined.begin(),
+                        defined.end(), std::inserter(missing, missing.end()));
+    TU_REQUIRE_MSG(missing.empty(), "not exported: " << join(missing));
+    TU_REQUIRE_MSG(extra.empty(), "exported beyond the public API: "
+                                      << join(extra));
+    // Every export is a function.
+    for (const std::string &line : testutil::lines_of(out)) {
+        std::istringstream ss(line);
+        std::string addr, type, name;
+        if (!(ss >> addr >> type >> name) || type == "A")
+            continue;
+        TU_REQUIRE_MSG(type == "T" || type == "W" || type == "i",
+                       "export " << name << " has type " << type
+                                 << " (not code)");
+    }
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__no_static_constructors);
+ATF_TEST_CASE_BODY(linkage__no_static_constructors)
+{
+    // The library is linked without the C runtime's start files, so any
+    // entry in .init_array/.fini_array (or .ctors/.dtors) is a static
+    // constructor or destructor from lib/.
+    const std::string out =
+        tool_output("readelf", { "-S", "-W", shlib(*this) });
+    static const std::regex re(
+        "\\]\\s+\\.(init_array|fini_array|ctors|dtors)\\s+\\S+\\s+[0-9a-f]+\\s+"
+        "[0-9a-f]+\\s+([0-9a-f]+)");
+    for (const std::string &line : testutil::lines_of(out)) {
+        std::smatch m;
+        if (std::regex_search(line, m, re))
+            TU_REQUIRE_MSG(std::stoul(m[2], NULL, 16) == 0,
+                           "." << m[1] << " is not empty: a static constructor "
+                               "or destructor in lib/");
+    }
+}
+
+ATF_INIT_TEST_CASES(tcs)
+{
+    ATF_ADD_TEST_CASE(tcs, linkage__needed_libraries);
+    ATF_ADD_TEST_CASE(tcs, linkage__no_cxx_runtime_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__exported_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__no_static_constructors);
+}

@@ -1,0 +1,19 @@
+// require_msg.h — ATF_REQUIRE with a streamed failure message (atf-c++ has
+// none), for checks inside loops where the failing value matters.
+#ifndef ARENALLOC_TESTS_REQUIRE_MSG_H
+#define ARENALLOC_TESTS_REQUIRE_MSG_H
+
+#include <sstream>
+
+#include <atf-c++.hpp>
+
+#define ATF_REQUIRE_MSG(cond, msg)                                  \
+    do {                                                            \
+        if (!(cond)) {                                              \
+            std::ostringstream require_msg_os_;                     \
+            require_msg_os_ << #cond << " failed: " << msg;         \
+            ATF_FAIL(require_msg_os_.str());                        \
+        }                                                           \
+    } while (0)
+
+#endif

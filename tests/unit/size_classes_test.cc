@@ -1,0 +1,116 @@
+// Unit tests of the size-class table (lib/size_classes.h).
+#include <atf-c++.hpp>
+
+#include "require_msg.h"
+
+#include <cstdint>
+
+#include "size_classes.h"
+
+using namespace arenalloc;
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_classes__strictly_increasing);
+ATF_TEST_CASE_BODY(size_classes__strictly_increasing) {
+    ATF_REQUIRE_EQ(class_to_size(0), kMinSize);
+    for (unsigned i = 1; i < kNumClasses; i++)
+        ATF_REQUIRE(class_to_size(i) > class_to_size(i - 1));
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_classes__waste_bounded);
+ATF_TEST_CASE_BODY(size_classes__waste_bounded) {
+    // The block given for a request one byte above the previous class wastes
+    // less than a quarter of the block; below 64 bytes the 16-byte quantum
+    // (malloc's alignment guarantee) bounds the waste to 15 bytes instead.
+    for (unsigned i = 1; i < kNumClasses; i++) {
+        uint64_t prev = class_to_size(i - 1), cur = class_to_size(i);
+        uint64_t waste = cur - (prev + 1);
+        if (cur > 64)
+            ATF_REQUIRE_MSG(waste * 4 < cur, "class " << i << " size " << cur);
+        else
+            ATF_REQUIRE_MSG(waste < kQuantum, "class " << i << " size " << cur);
+    }
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_to_class__smallest_fitting);
+ATF_TEST_CASE_BODY(size_to_class__smallest_fitting) {
+    for (size_t s = 0; s <= 4 << 20; s += (s < 65536 ? 1 : 509)) {
+        unsigned c = size_to_class(s);
+        ATF_REQUIRE_MSG(class_to_size(c) >= s, "size " << s);
+        if (c > 0)
+            ATF_REQUIRE_MSG(class_to_size(c - 1) < s, "size " << s);
+    }
+    // Every class maps to itself, up to the largest.
+    for (unsigned i = 0; i < kNumClasses; i++)
+        ATF_REQUIRE_EQ(size_to_class(class_to_size(i)), i);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_to_class__table_matches_formula);
+ATF_TEST_CASE_BODY(size_to_class__table_matches_formula) {
+    for (size_t s = 0; s <= kLookupMax; s++)
+        ATF_REQUIRE_EQ(size_to_class(s), size_to_class_formula(s));
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_classes__small_and_large_boundary);
+ATF_TEST_CASE_BODY(size_classes__small_and_large_boundary) {
+    ATF_REQUIRE_EQ(class_to_size(kNumBins - 1), kSmallMax);
+    for (unsigned i = kNumBins; i < kNumClasses; i++)
+        ATF_REQUIRE_EQ(class_to_size(i) % kPage, 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(bin_info__geometry);
+ATF_TEST_CASE_BODY(bin_info__geometry) {
+    for (unsigned b = 0; b < kNumBins; b++) {
+        const BinInfo &info = bin_info(b);
+        ATF_REQUIRE_EQ(info.region_size, class_to_size(b));
+        ATF_REQUIRE(info.nregs >= 1);
+        ATF_REQUIRE(info.nregs <= kMaxRunRegions);
+        ATF_REQUIRE(info.run_pages >= 1 && info.run_pages <= kMaxRunPages);
+        ATF_REQUIRE(uint64_t{info.nregs} * info.region_size <= uint64_t{info.run_pages} * kPage);
+        // The run wastes less than a region (else nregs would be larger),
+        // unless the region bound cut it.
+        if (info.nregs < kMaxRunRegions)
+            ATF_REQUIRE(info.run_pages * kPage - uint64_t{info.nregs} * info.region_size <
+                        info.region_size);
+    }
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(region_index__exact_for_every_offset);
+ATF_TEST_CASE_BODY(region_index__exact_for_every_offset) {
+    for (unsigned b = 0; b < kNumBins; b++) {
+        const BinInfo &info = bin_info(b);
+        size_t run = size_t{info.run_pages} * kPage;
+        for (size_t off = 0; off < run; off++)
+            ATF_REQUIRE_EQ(region_index(info, off), off / info.region_size);
+    }
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(size_classes__natural_alignment);
+ATF_TEST_CASE_BODY(size_classes__natural_alignment) {
+    // Regions start at multiples of their size from a page-aligned run, so a
+    // class is aligned to the largest power of two dividing it: at least 16
+    // for every class of 16 bytes or more.
+    for (unsigned b = 1; b < kNumBins; b++) {
+        size_t s = class_to_size(b);
+        ATF_REQUIRE_EQ(s % kQuantum, 0u);
+    }
+    // Rounding a request up to a power-of-two alignment a <= page and taking
+    // its class gives a multiple of a: aligned allocation relies on it.
+    for (size_t a = 8; a <= kPage; a *= 2)
+        for (size_t s = 1; s <= kSmallMax; s++) {
+            size_t r = (s + a - 1) & ~(a - 1);
+            if (r > kSmallMax)
+                break;
+            ATF_REQUIRE_MSG(class_to_size(size_to_class(r)) % a == 0, "a=" << a << " s=" << s);
+        }
+}
+
+ATF_INIT_TEST_CASES(tcs) {
+    ATF_ADD_TEST_CASE(tcs, size_classes__strictly_increasing);
+    ATF_ADD_TEST_CASE(tcs, size_classes__waste_bounded);
+    ATF_ADD_TEST_CASE(tcs, size_to_class__smallest_fitting);
+    ATF_ADD_TEST_CASE(tcs, size_to_class__table_matches_formula);
+    ATF_ADD_TEST_CASE(tcs, size_classes__small_and_large_boundary);
+    ATF_ADD_TEST_CASE(tcs, bin_info__geometry);
+    ATF_ADD_TEST_CASE(tcs, region_index__exact_for_every_offset);
+    ATF_ADD_TEST_CASE(tcs, size_classes__natural_alignment);
+}
