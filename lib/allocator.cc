@@ -11,6 +11,7 @@
 #include "huge.h"
 #include "report.h"
 #include "size_classes.h"
+#include "tcache.h"
 #include "thread_state.h"
 
 namespace arenalloc {
@@ -26,7 +27,9 @@ AA_NOINLINE void *fail_enomem() {
 
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.
-AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero) {
+}  // namespace
+
+void *allocate_big(size_t size, size_t align, bool zero) {
     if (size > kMaxRequest)
         return fail_enomem();
     Arena *a = thread_arena();
@@ -35,7 +38,7 @@ AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero) {
     if (align <= kPage) {
         size_t s = align_up(size, align);
         if (s <= kSmallMax)
-            return arena_malloc_small(a, size_to_class(s), zero);
+            return zero ? allocate_small_slow(size_to_class(s), true) : aa_malloc(s);
         if (s <= g_chunk.large_max)
             return arena_malloc_large(a, size_to_class(s), kPage, zero);
         return huge_malloc(a, s, align);
@@ -51,13 +54,20 @@ AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero) {
     return huge_malloc(a, size, align);
 }
 
+// Small requests made outside malloc itself (calloc, realloc, aligned):
+// the same cache, out of line, zeroing when asked.
+void *allocate_small_slow(unsigned bin, bool zero) {
+    void *p = tcache_alloc(tls_thread_state.tcache, bin);
+    if (p != nullptr && zero)
+        memset(p, 0, bin_info(bin).region_size);
+    return p;
+}
+
+namespace {
+
 AA_ALWAYS_INLINE void *allocate(size_t size, bool zero) {
-    if (AA_LIKELY(size <= kSmallMax)) {
-        Arena *a = thread_arena();
-        if (AA_LIKELY(a != nullptr))
-            return arena_malloc_small(a, size_to_class(size), zero);
-        return fail_enomem();
-    }
+    if (AA_LIKELY(size <= kSmallMax))
+        return allocate_small_slow(size_to_class(size), zero);
     return allocate_big(size, kPage, zero);
 }
 
@@ -113,8 +123,6 @@ bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
 
 }  // namespace
 
-void *aa_malloc(size_t size) { return allocate(size, false); }
-
 void *aa_calloc(size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total))
@@ -150,10 +158,9 @@ void *aa_reallocarray(void *ptr, size_t n, size_t size) {
     return aa_realloc(ptr, total);
 }
 
-void aa_free(void *ptr) {
-    if (ptr == nullptr)
-        return;
-    deallocate(ptr, "free");
+void free_slow(void *ptr) {
+    if (ptr != nullptr)
+        deallocate(ptr, "free");
 }
 
 int aa_posix_memalign(void **out, size_t align, size_t size) {

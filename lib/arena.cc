@@ -13,6 +13,15 @@ namespace arenalloc {
 
 namespace {
 
+// ---- thread counts ---------------------------------------------------
+
+void merge_counts_locked(Arena *a, ThreadCounts *counts) {
+    a->stats.nmalloc_small += counts->nmalloc_small;
+    a->stats.ndalloc_small += counts->ndalloc_small;
+    counts->nmalloc_small = 0;
+    counts->ndalloc_small = 0;
+}
+
 // ---- run descriptors -------------------------------------------------
 
 Run *desc_alloc(Arena *a) {
@@ -127,8 +136,8 @@ bool arena_grow(Arena *a) {
     r->state = kPageFree;
     r->zeroed = fresh;
     c->nfree_pages = r->npages;
-    // A spare's inner pages are already tagged free; a fresh chunk's map
-    // reads zero (kPageHeader) and is tagged here.
+    // A spare's inner pages are already tagged free; a fresh chunk's are
+    // tagged here.
     if (fresh) {
         for (uint32_t i = c->header_pages; i < c->npages; i++)
             c->map[i] = kPageFree;
@@ -310,6 +319,9 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
             return nullptr;
         r->state = kPageSmall;
         r->size_class = static_cast<uint8_t>(bin_index);
+        r->region_size = info.region_size;
+        r->reciprocal = info.reciprocal;
+        r->nregs = static_cast<uint16_t>(info.nregs);
         r->nfree = static_cast<uint16_t>(info.nregs);
         r->hint = 0;
         r->bitmap.init(info.nregs);
@@ -334,7 +346,7 @@ const char *validate_locked(Chunk *c, const void *p, Run **run_out, uint32_t *re
         Run *r = page_map_run(e);
         const BinInfo &info = bin_info(r->size_class);
         size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
-        uint32_t reg = region_index(info, offset);
+        uint32_t reg = region_index(info.reciprocal, offset);
         if (reg >= info.nregs || static_cast<size_t>(reg) * info.region_size != offset)
             return "not the start of a block";
         if (r->bitmap.is_free(reg))
@@ -371,31 +383,116 @@ Arena *arena_create(unsigned index) {
     return a;
 }
 
-void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
+namespace {
+
+// One region of the bin, or nullptr when no run can be had (lock held).
+void *region_take_locked(Arena *a, unsigned bin_index) {
     const BinInfo &info = bin_info(bin_index);
-    a->mutex.lock();
     Bin &bin = a->bins[bin_index];
     Run *r = bin.current;
     if (AA_UNLIKELY(r == nullptr || r->nfree == 0)) {
         r = bin_refill(a, bin_index);
-        if (r == nullptr) {
-            a->mutex.unlock();
-            errno = ENOMEM;
+        if (r == nullptr)
             return nullptr;
-        }
     }
     unsigned hint = r->hint;
     unsigned reg = r->bitmap.take_first(&hint);
     r->hint = static_cast<uint16_t>(hint);
     r->nfree--;
     bin.nmalloc++;
-    a->stats.nmalloc_small++;
     a->stats.allocated_small += info.region_size;
+    return reinterpret_cast<void *>(r->base + static_cast<uintptr_t>(reg) * info.region_size);
+}
+
+// Returns region reg of small run r, validated by the caller (lock held).
+void region_release_locked(Arena *a, Run *r, uint32_t reg) {
+    unsigned bin_index = r->size_class;
+    const BinInfo &info = bin_info(bin_index);
+    Bin &bin = a->bins[bin_index];
+    bool was_full = r->nfree == 0;
+    r->bitmap.set_free(reg);
+    r->nfree++;
+    if (reg / 64 < r->hint)
+        r->hint = static_cast<uint16_t>(reg / 64);
+    bin.ndalloc++;
+    a->stats.allocated_small -= info.region_size;
+    if (r == bin.current)
+        return;
+    if (r->nfree == info.nregs) {
+        if (!was_full)
+            run_list_remove(&bin.nonfull, r);
+        bin.curruns--;
+        run_release(a, r);
+    } else if (was_full) {
+        run_list_push(&bin.nonfull, r);
+    }
+}
+
+}  // namespace
+
+void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
+    a->mutex.lock();
+    void *p = region_take_locked(a, bin_index);
+    if (p != nullptr)
+        a->stats.nmalloc_small++;
     a->mutex.unlock();
-    void *p = reinterpret_cast<void *>(r->base + static_cast<uintptr_t>(reg) * info.region_size);
+    if (AA_UNLIKELY(p == nullptr)) {
+        errno = ENOMEM;
+        return nullptr;
+    }
     if (zero)
-        memset(p, 0, info.region_size);
+        memset(p, 0, bin_info(bin_index).region_size);
     return p;
+}
+
+unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
+                          ThreadCounts *counts) {
+    MutexGuard guard(a->mutex);
+    merge_counts_locked(a, counts);
+    unsigned got = 0;
+    // Filled from the top down, so that the stack hands out the lowest
+    // addresses first and live regions stay packed.
+    while (got < n) {
+        void *p = region_take_locked(a, bin_index);
+        if (p == nullptr)
+            break;
+        out[n - 1 - got] = p;
+        got++;
+    }
+    if (got != 0 && got < n) {
+        for (unsigned i = 0; i < got; i++)
+            out[i] = out[n - got + i];
+    }
+    return got;
+}
+
+unsigned arena_flush_small(Arena *a, void **ptrs, unsigned n) {
+    MutexGuard guard(a->mutex);
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = ptrs[i];
+        Chunk *c = chunk_containing(p);
+        if (c->arena != a) {
+            ptrs[kept++] = p;  // another arena's: the caller's next pass
+            continue;
+        }
+        Run *r = nullptr;
+        uint32_t reg = 0;
+        const char *finding = validate_locked(c, p, &r, &reg);
+        if (AA_UNLIKELY(finding != nullptr)) {
+            a->mutex.unlock();
+            report_invalid_pointer("free", p, finding);
+            a->mutex.lock();
+            continue;
+        }
+        region_release_locked(a, r, reg);
+    }
+    return kept;
+}
+
+void arena_merge_counts(Arena *a, ThreadCounts *counts) {
+    MutexGuard guard(a->mutex);
+    merge_counts_locked(a, counts);
 }
 
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
@@ -436,27 +533,8 @@ void arena_free(Chunk *c, void *p, const char *fn) {
         return;
     }
     if (r->state == kPageSmall) {
-        unsigned bin_index = r->size_class;
-        const BinInfo &info = bin_info(bin_index);
-        Bin &bin = a->bins[bin_index];
-        bool was_full = r->nfree == 0;
-        r->bitmap.set_free(reg);
-        r->nfree++;
-        if (reg / 64 < r->hint)
-            r->hint = static_cast<uint16_t>(reg / 64);
-        bin.ndalloc++;
         a->stats.ndalloc_small++;
-        a->stats.allocated_small -= info.region_size;
-        if (r != bin.current) {
-            if (r->nfree == info.nregs) {
-                if (!was_full)
-                    run_list_remove(&bin.nonfull, r);
-                bin.curruns--;
-                run_release(a, r);
-            } else if (was_full) {
-                run_list_push(&bin.nonfull, r);
-            }
-        }
+        region_release_locked(a, r, reg);
     } else {
         a->stats.ndalloc_large++;
         a->stats.allocated_large -= static_cast<uint64_t>(r->npages) << kLgPage;

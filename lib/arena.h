@@ -55,10 +55,28 @@ struct Arena {
     ArenaStats stats;
 };
 
+// Counts a thread cache keeps without a lock and hands to an arena when
+// it next takes the arena's lock (then zeroes them).
+struct ThreadCounts {
+    uint64_t nmalloc_small;
+    uint64_t ndalloc_small;
+};
+
 // A new arena from metadata memory, or nullptr.
 Arena *arena_create(unsigned index);
 
 void *arena_malloc_small(Arena *a, unsigned bin, bool zero);
+
+// Takes up to n regions of bin for a thread cache, in one lock hold; the
+// lowest address ends at out[got - 1] (popped first).  Merges counts.
+unsigned arena_fill_small(Arena *a, unsigned bin, void **out, unsigned n, ThreadCounts *counts);
+
+// Frees, in one lock hold, those of the n small regions in ptrs that a
+// owns (each checked like free() checks it); the others are moved to the
+// front of ptrs and their number returned.
+unsigned arena_flush_small(Arena *a, void **ptrs, unsigned n);
+
+void arena_merge_counts(Arena *a, ThreadCounts *counts);
 // Large class cls, aligned to align (a power of two, at least a page).
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
 

@@ -32,7 +32,8 @@ Chunk *chunk_map(Arena *arena) {
     c->npages = g_chunk.npages;
     c->header_pages = g_chunk.header_pages;
     c->nfree_pages = 0;
-    // Fresh mappings read as zero: header pages are already kPageHeader.
+    for (uint32_t i = 0; i < c->header_pages; i++)
+        c->map[i] = kPageHeader;
     if (!registry_insert(c, g_chunk.chunk_size,
                          reinterpret_cast<uintptr_t>(c) | kRegistryChunk)) {
         pages_unmap(c, g_chunk.chunk_size);

@@ -25,7 +25,7 @@ struct ChunkGeometry {
     uint32_t header_pages;  // pages taken by the header and page map
     size_t large_max;       // largest large class that fits a chunk's free pages
 };
-extern ChunkGeometry g_chunk;
+extern AA_HIDDEN ChunkGeometry g_chunk;
 
 constexpr unsigned kLgChunkDefault = 21;  // 2 MiB
 constexpr unsigned kLgChunkMin = 18;      // 256 KiB, the registry granule
@@ -53,6 +53,12 @@ Chunk *chunk_map(Arena *arena);
 
 // Unregisters and unmaps a chunk.
 void chunk_unmap(Chunk *chunk);
+
+// The chunk of a pointer already known (from the registry) to lie in an
+// arena chunk: chunks are aligned to their size.
+AA_ALWAYS_INLINE Chunk *chunk_containing(const void *p) {
+    return reinterpret_cast<Chunk *>(reinterpret_cast<uintptr_t>(p) & ~(g_chunk.chunk_size - 1));
+}
 
 AA_ALWAYS_INLINE uintptr_t chunk_page_addr(const Chunk *c, uint32_t page) {
     return reinterpret_cast<uintptr_t>(c) + (static_cast<uintptr_t>(page) << kLgPage);

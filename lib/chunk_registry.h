@@ -36,7 +36,7 @@ struct RegistryLeaf {
     std::atomic<uintptr_t> slots[size_t{1} << kRegistryLeafBits];
 };
 
-extern std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
+extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
 
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "platform.h"
 #include "summary.h"
+#include "tcache.h"
 #include "thread_state.h"
 
 namespace arenalloc {
@@ -91,12 +92,17 @@ Arena *arena_get(unsigned index) {
     return a;
 }
 
-// Lock order, everywhere: init, arena table, arenas by index, huge,
-// registry, base.
+// Lock order, everywhere: init, tcache list, arena table, arenas by index,
+// huge, registry, base.
 void malloc_prefork() {
+    // The forking thread's cache goes back first: the child starts with
+    // its regions in the arenas, and flushing needs the arena locks.
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
     g_init_mutex.lock();
     if (!g_initialized.load(std::memory_order_acquire))
         return;
+    tcache_prefork();
     g_arenas_mutex.lock();
     for (unsigned i = 0; i < g_narenas; i++) {
         Arena *a = arena_peek(i);
@@ -119,6 +125,7 @@ void malloc_postfork_parent() {
                 arena_postfork_parent(a);
         }
         g_arenas_mutex.unlock();
+        tcache_postfork_parent();
     }
     g_init_mutex.unlock();
 }
@@ -139,6 +146,7 @@ void malloc_postfork_child() {
         if (tls_thread_state.arena != nullptr)
             tls_thread_state.arena->nthreads.store(1, std::memory_order_relaxed);
         g_arenas_mutex.reinit_in_child();
+        tcache_postfork_child();
     }
     g_init_mutex.reinit_in_child();
 }

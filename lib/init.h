@@ -14,8 +14,8 @@ namespace arenalloc {
 
 struct Arena;
 
-extern std::atomic<bool> g_initialized;
-extern unsigned g_narenas;
+extern AA_HIDDEN std::atomic<bool> g_initialized;
+extern AA_HIDDEN unsigned g_narenas;
 
 AA_NOINLINE bool init_slow();
 

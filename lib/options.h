@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "util.h"
+
 namespace arenalloc {
 
 struct Options {
@@ -18,7 +20,7 @@ struct Options {
     int narenas_shift;      // N/n: arenas = (4 x CPUs) << shift (or >> -shift)
 };
 
-extern Options g_options;
+extern AA_HIDDEN Options g_options;
 
 // Bounds of the numeric options (documented in arenalloc(3)).
 constexpr unsigned kMaxArenas = 4096;

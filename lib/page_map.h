@@ -7,7 +7,7 @@
 //  - every page of a small or large run maps to that run with its tag;
 //  - every page of a free run is tagged free; the first and last page of a
 //    free run also point at its descriptor (for coalescing neighbours);
-//  - header pages are kPageHeader.
+//  - header pages are kPageHeader (with no run).
 #ifndef ARENALLOC_PAGE_MAP_H
 #define ARENALLOC_PAGE_MAP_H
 
@@ -19,11 +19,14 @@ struct Run;
 
 using PageMapEntry = uintptr_t;
 
+// Small is zero so that free()'s fast path reads the run pointer as is;
+// every page of a chunk is written before use, so no zero entry means
+// "small run at address 0".
 enum PageTag : uintptr_t {
-    kPageHeader = 0,
+    kPageSmall = 0,
     kPageFree = 1,
-    kPageSmall = 2,
-    kPageLarge = 3,
+    kPageLarge = 2,
+    kPageHeader = 3,
 };
 
 constexpr uintptr_t kPageTagMask = 3;

@@ -17,18 +17,24 @@ namespace arenalloc {
 struct Chunk;
 
 struct Run {
-    uintptr_t base;      // address of the first page
-    Chunk *chunk;        // chunk the pages belong to
-    uint32_t npages;     // length in pages
-    uint8_t state;       // PageTag: kPageFree, kPageSmall or kPageLarge
-    uint8_t size_class;  // small: bin index; large: size-class index
-    uint8_t zeroed;      // free: every page is known to read as zero
-    uint8_t on_list;     // linked into a bin's non-full list or a free bucket
-    uint16_t nfree;      // small: regions still free (bitmap population)
-    uint16_t hint;       // small: no free region lies in a bitmap word below this
-    Run *next;           // list links: free bucket, bin non-full list, or
-    Run *prev;           //   the arena's spare-descriptor list
-    RunBitmap bitmap;    // small: a set bit is a free region
+    // Read by free()'s fast path without the arena lock: fixed while the
+    // run is a small run with live regions.
+    uintptr_t base;        // address of the first page
+    uint32_t region_size;  // small: bytes per region (copied from BinInfo)
+    uint32_t reciprocal;   // small: BinInfo::reciprocal, for region_index()
+    uint16_t nregs;        // small: regions in the run
+    uint16_t nfree;        // small: regions still free (bitmap population)
+    uint16_t hint;         // small: no free region lies in a bitmap word below this
+    uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
+    uint8_t size_class;    // small: bin index; large: size-class index
+    // Arena lock held for everything below.
+    uint32_t npages;       // length in pages
+    uint8_t zeroed;        // free: every page is known to read as zero
+    uint8_t on_list;       // linked into a bin's non-full list or a free bucket
+    Chunk *chunk;          // chunk the pages belong to
+    Run *next;             // list links: free bucket, bin non-full list, or
+    Run *prev;             //   the arena's spare-descriptor list
+    RunBitmap bitmap;      // small: a set bit is a free region
 };
 
 // Intrusive doubly-linked list of runs with a head pointer.

@@ -122,7 +122,7 @@ constexpr SizeClassTable make_size_class_table() {
     return t;
 }
 
-extern const SizeClassTable kSizeClasses;
+extern AA_HIDDEN const SizeClassTable kSizeClasses;
 
 static_assert(kNumBins == 36, "small classes end at 14336 bytes");
 static_assert(class_size_formula(kNumBins - 1) == kSmallMax, "kSmallMax is a class");
@@ -143,10 +143,11 @@ AA_ALWAYS_INLINE const BinInfo &bin_info(unsigned bin) {
     return kSizeClasses.bin[bin];
 }
 
-// Region index of byte offset within a run of the given bin (exact for
-// every offset inside a run: see the size-class unit test).
-AA_ALWAYS_INLINE uint32_t region_index(const BinInfo &b, size_t offset) {
-    return static_cast<uint32_t>((static_cast<uint64_t>(offset) * b.reciprocal) >> 32);
+// Region index of byte offset within a run whose class has the given
+// reciprocal (exact for every offset inside a run: see the size-class
+// unit test).
+AA_ALWAYS_INLINE uint32_t region_index(uint32_t reciprocal, size_t offset) {
+    return static_cast<uint32_t>((static_cast<uint64_t>(offset) * reciprocal) >> 32);
 }
 
 }  // namespace arenalloc

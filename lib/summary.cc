@@ -8,6 +8,7 @@
 #include "huge.h"
 #include "init.h"
 #include "platform.h"
+#include "tcache.h"
 #include "thread_state.h"
 
 namespace arenalloc {
@@ -16,6 +17,11 @@ bool summary_collect(arenalloc_summary *out) {
     *out = arenalloc_summary{};
     if (!ensure_initialized())
         return false;
+    // The caller's own cache counts are merged first; other live threads'
+    // are merged when their caches next fill.
+    TCache *tc = tls_thread_state.tcache;
+    if (tc != &g_tcache_none)
+        arena_merge_counts(tc->arena, &tc->counts);
     uint64_t nchunks = 0;
     for (unsigned i = 0; i < g_narenas; i++) {
         Arena *a = arena_peek(i);

@@ -7,10 +7,11 @@
 
 #include "arena.h"
 #include "init.h"
+#include "tcache.h"
 
 namespace arenalloc {
 
-__thread ThreadState tls_thread_state AA_TLS_MODEL = {nullptr, kThreadNew};
+__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew};
 
 namespace {
 
@@ -21,6 +22,12 @@ std::atomic<bool> g_exit_key_ready{false};
 
 void thread_exit(void *arg) {
     ThreadState *ts = static_cast<ThreadState *>(arg);
+    // Everything the thread cached goes back to the arenas now; later
+    // requests from other destructors use the arena directly.
+    TCache *tc = ts->tcache;
+    ts->tcache = &g_tcache_none;
+    if (tc != &g_tcache_none)
+        tcache_destroy(tc);
     if (ts->arena != nullptr)
         ts->arena->nthreads.fetch_sub(1, std::memory_order_relaxed);
     // The arena pointer is kept: other destructors may still allocate.
@@ -55,6 +62,20 @@ Arena *thread_arena_slow() {
     return a;
 }
 
+TCache *thread_tcache_slow() {
+    Arena *a = thread_arena();
+    ThreadState *ts = &tls_thread_state;
+    if (a == nullptr || ts->phase == kThreadExited)
+        return nullptr;
+    if (ts->tcache == &g_tcache_none) {
+        TCache *tc = tcache_create(a);
+        if (tc == nullptr)
+            return nullptr;
+        ts->tcache = tc;
+    }
+    return ts->tcache;
+}
+
 bool thread_set_arena(unsigned index) {
     if (thread_arena() == nullptr || index >= g_narenas)
         return false;
@@ -62,6 +83,8 @@ bool thread_set_arena(unsigned index) {
     if (a == nullptr)
         return false;
     assign(&tls_thread_state, a);
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tls_thread_state.tcache->arena = a;
     return true;
 }
 

@@ -19,6 +19,7 @@
 namespace arenalloc {
 
 struct Arena;
+struct TCache;
 
 enum ThreadPhase : uint8_t {
     kThreadNew = 0,        // no arena yet
@@ -28,11 +29,12 @@ enum ThreadPhase : uint8_t {
 };
 
 struct ThreadState {
+    TCache *tcache;  // &g_tcache_none until the first small request, and after exit
     Arena *arena;
     uint8_t phase;
 };
 
-extern __thread ThreadState tls_thread_state AA_TLS_MODEL;
+extern AA_HIDDEN __thread ThreadState tls_thread_state AA_TLS_MODEL;
 
 // Picks (and records) an arena for the calling thread; initializes the
 // allocator on first use.  nullptr when initialization failed.
@@ -44,6 +46,10 @@ AA_ALWAYS_INLINE Arena *thread_arena() {
         return a;
     return thread_arena_slow();
 }
+
+// The calling thread's cache, created on first use; nullptr when there is
+// none (initialization failed, no memory, or the thread is exiting).
+AA_NOINLINE TCache *thread_tcache_slow();
 
 // Moves the calling thread to arena index (used by tests); false if the
 // index is out of range or the arena cannot be created.

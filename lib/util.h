@@ -12,6 +12,10 @@
 #define AA_NOINLINE __attribute__((noinline))
 #define AA_NORETURN __attribute__((noreturn))
 #define AA_EXPORT __attribute__((visibility("default")))
+// For data declared in one file and used in others: -fvisibility=hidden
+// covers definitions only, and without this the fast paths would reach
+// such data through the GOT.
+#define AA_HIDDEN __attribute__((visibility("hidden")))
 
 namespace arenalloc {
 

@@ -80,7 +80,7 @@ ATF_TEST_CASE_BODY(region_index__exact_for_every_offset) {
         const BinInfo &info = bin_info(b);
         size_t run = size_t{info.run_pages} * kPage;
         for (size_t off = 0; off < run; off++)
-            ATF_REQUIRE_EQ(region_index(info, off), off / info.region_size);
+            ATF_REQUIRE_EQ(region_index(info.reciprocal, off), off / info.region_size);
     }
 }
 

@@ -1,0 +1,152 @@
+// tcache.cc — filling, flushing and collecting thread caches.
+#include "tcache.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "base.h"
+#include "chunk.h"
+#include "mutex.h"
+#include "report.h"
+#include "thread_state.h"
+
+namespace arenalloc {
+
+TCache g_tcache_none;
+
+namespace {
+
+Mutex g_tcache_mutex;               // guards the free list
+TCache *g_tcache_free = nullptr;    // caches of exited threads, for reuse
+
+// Frees stack[0..n) of bin b to their arenas, one lock hold per arena
+// involved, and slides the rest of the stack down.
+void flush_oldest(TCacheBin *b, unsigned n) {
+    unsigned left = n;
+    while (left != 0)
+        left = arena_flush_small(chunk_containing(b->stack[0])->arena, b->stack, left);
+    memmove(b->stack, b->stack + n, (b->count - n) * sizeof(void *));
+    b->count -= n;
+}
+
+}  // namespace
+
+TCache *tcache_create(Arena *a) {
+    TCache *tc;
+    {
+        MutexGuard guard(g_tcache_mutex);
+        tc = g_tcache_free;
+        if (tc != nullptr)
+            g_tcache_free = tc->next_free;
+    }
+    if (tc == nullptr) {
+        tc = static_cast<TCache *>(base_alloc(sizeof(TCache)));
+        if (tc == nullptr)
+            return nullptr;
+        void **slot = tc->slots;
+        for (unsigned bin = 0; bin < kNumBins; bin++) {
+            *slot++ = nullptr;  // the sentinel below the stack
+            tc->bins[bin].stack = slot;
+            tc->bins[bin].max = tcache_slots(bin);
+            slot += tcache_slots(bin);
+        }
+    }
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        tc->bins[bin].count = 0;
+        tc->active[bin] = 0;
+    }
+    tc->arena = a;
+    tc->counts = ThreadCounts{};
+    tc->gc_ticker = kGcInterval;
+    tc->gc_bin = 0;
+    tc->next_free = nullptr;
+    return tc;
+}
+
+void tcache_flush_all(TCache *tc) {
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        TCacheBin *b = &tc->bins[bin];
+        if (b->count != 0)
+            flush_oldest(b, b->count);
+    }
+    arena_merge_counts(tc->arena, &tc->counts);
+}
+
+void tcache_destroy(TCache *tc) {
+    tcache_flush_all(tc);
+    MutexGuard guard(g_tcache_mutex);
+    tc->next_free = g_tcache_free;
+    g_tcache_free = tc;
+}
+
+namespace {
+
+void tcache_gc(TCache *tc) {
+    tc->gc_ticker = kGcInterval;
+    unsigned bin = tc->gc_bin;
+    TCacheBin *b = &tc->bins[bin];
+    if (!tc->active[bin] && b->count != 0)
+        flush_oldest(b, (b->count + 1) / 2);
+    tc->active[bin] = 0;
+    tc->gc_bin = (bin + 1) % kNumBins;
+}
+
+}  // namespace
+
+void *tcache_alloc_slow(TCache *tc, unsigned bin) {
+    if (AA_UNLIKELY(tc == &g_tcache_none)) {
+        // First small request of this thread (or one made while it exits).
+        tc = thread_tcache_slow();
+        if (tc == nullptr) {
+            Arena *a = thread_arena();
+            if (a == nullptr) {
+                errno = ENOMEM;
+                return nullptr;
+            }
+            return arena_malloc_small(a, bin, false);
+        }
+        return tcache_alloc(tc, bin);
+    }
+    if (tc->gc_ticker < 0)
+        tcache_gc(tc);
+    TCacheBin *b = &tc->bins[bin];
+    if (b->count == 0) {
+        // Half the capacity per fill: enough to amortize the lock, not so
+        // much that a thread hoards regions it will not use.
+        unsigned want = b->max / 2 != 0 ? b->max / 2 : 1;
+        unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, &tc->counts);
+        if (got == 0) {
+            errno = ENOMEM;
+            return nullptr;
+        }
+        b->count = got;
+        tc->active[bin] = 1;
+    }
+    uint32_t n = --b->count;
+    tc->counts.nmalloc_small++;
+    return b->stack[n];
+}
+
+void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
+    if (AA_UNLIKELY(tc == &g_tcache_none)) {
+        arena_free(chunk_containing(p), p, "free");
+        return;
+    }
+    TCacheBin *b = &tc->bins[bin];
+    if (b->stack[b->count - 1] == p)
+        return tcache_report_double_free(p);
+    flush_oldest(b, b->max / 2 != 0 ? b->max / 2 : b->count);
+    tc->active[bin] = 1;
+    b->stack[b->count++] = p;
+    tc->counts.ndalloc_small++;
+}
+
+void tcache_report_double_free(void *p) {
+    report_invalid_pointer("free", p, "block already free (double free)");
+}
+
+void tcache_prefork() { g_tcache_mutex.lock(); }
+void tcache_postfork_parent() { g_tcache_mutex.unlock(); }
+void tcache_postfork_child() { g_tcache_mutex.reinit_in_child(); }
+
+}  // namespace arenalloc

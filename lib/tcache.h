@@ -1,0 +1,120 @@
+// tcache.h — the per-thread cache of free small regions that sits in
+// front of the arenas.  malloc pops from and free pushes onto a stack per
+// size class with no lock and no atomic read-modify-write; the stacks are
+// refilled and drained in batches under one arena lock acquisition.
+//
+// Bounds: a class caches at most tcache_slots(bin) regions (about 16 KiB
+// worth, between 2 and 128 regions).  Every kGcInterval allocations one
+// class is visited; a class that needed no fill and no flush since the
+// last visit is idle, and half of its stack is flushed, so an idle class
+// drains to nothing while a busy one keeps what it uses.
+//
+// Cross-thread frees: a region freed by a thread other than the one that
+// allocated it goes onto the freeing thread's stack like any other and
+// reaches its owning arena in that thread's next batched flush.
+#ifndef ARENALLOC_TCACHE_H
+#define ARENALLOC_TCACHE_H
+
+#include <cstdint>
+
+#include "arena.h"
+#include "size_classes.h"
+#include "util.h"
+
+namespace arenalloc {
+
+constexpr uint32_t kTcacheBinBytes = 16 << 10;
+constexpr uint32_t kTcacheMaxSlots = 128;
+constexpr uint32_t kTcacheMinSlots = 2;
+constexpr uint32_t kGcInterval = 8192;
+
+constexpr uint32_t tcache_slots(unsigned bin) {
+    uint32_t n = kTcacheBinBytes / static_cast<uint32_t>(class_size_formula(bin));
+    return n < kTcacheMinSlots ? kTcacheMinSlots : n > kTcacheMaxSlots ? kTcacheMaxSlots : n;
+}
+
+constexpr uint32_t tcache_total_slots() {
+    uint32_t n = 0;
+    for (unsigned b = 0; b < kNumBins; b++)
+        n += tcache_slots(b);
+    return n;
+}
+
+// Owned by its thread; no other thread reads or writes it.
+struct TCacheBin {
+    void **stack;     // stack[0..count) are free regions; top is stack[count-1];
+                      // stack[-1] is always null
+    uint32_t count;
+    uint32_t max;     // capacity: tcache_slots(bin); 0 in the placeholder cache
+};
+
+struct TCache {
+    TCacheBin bins[kNumBins];
+    uint8_t active[kNumBins];  // filled or flushed since the last GC visit
+    Arena *arena;          // where fills come from: the thread's arena
+    ThreadCounts counts;   // not yet merged into an arena
+    int32_t gc_ticker;     // allocations until the next GC visit
+    uint32_t gc_bin;       // class the next GC visit looks at
+    TCache *next_free;     // on the global list of caches of exited threads
+    // Each bin's stack, preceded by one null slot so that the double-free
+    // check can read stack[count - 1] without testing count.
+    void *slots[tcache_total_slots() + kNumBins];
+};
+
+// The cache of a thread that has none: every bin is empty with no room,
+// so both fast paths fall through to their slow paths without a separate
+// null test.
+extern AA_HIDDEN TCache g_tcache_none;
+
+// A cache for a thread that uses arena a (reused from an exited thread
+// when possible), or nullptr.
+TCache *tcache_create(Arena *a);
+
+// Returns everything cached to the arenas and the cache to the free list.
+void tcache_destroy(TCache *tc);
+
+// Returns everything cached to the arenas; the cache stays usable.
+void tcache_flush_all(TCache *tc);
+
+// Slow paths of the hit functions below.
+AA_NOINLINE void *tcache_alloc_slow(TCache *tc, unsigned bin);
+AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
+AA_NOINLINE void tcache_report_double_free(void *p);
+
+void tcache_prefork();
+void tcache_postfork_parent();
+void tcache_postfork_child();
+
+// Fast path of malloc for a small class: a stack pop.  About fifteen
+// instructions; anything unusual (empty stack, GC due, no cache yet) is a
+// tail call.
+AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, unsigned bin) {
+    TCacheBin *b = &tc->bins[bin];
+    uint32_t n = b->count;
+    if (AA_UNLIKELY(n == 0 || --tc->gc_ticker < 0))
+        return tcache_alloc_slow(tc, bin);
+    n--;
+    b->count = n;
+    tc->counts.nmalloc_small++;
+    return b->stack[n];
+}
+
+// Fast path of free for a validated small region: a stack push.  Freeing
+// the block on top of the stack again is caught here; a double free of a
+// deeper entry is caught when the cache flushes it (issue 7 tracks closing
+// that window).
+AA_ALWAYS_INLINE void tcache_free(TCache *tc, unsigned bin, void *p) {
+    TCacheBin *b = &tc->bins[bin];
+    uint32_t n = b->count;
+    if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
+        return tcache_free_flush(tc, bin, p);
+    if (AA_UNLIKELY(b->stack[static_cast<intptr_t>(n) - 1] == p))  // stack[-1] is null
+        return tcache_report_double_free(p);
+    b->stack[n] = p;
+    b->count = n + 1;
+    tc->counts.ndalloc_small++;
+}
+
+}  // namespace arenalloc
+
+#endif

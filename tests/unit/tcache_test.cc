@@ -1,0 +1,206 @@
+// Unit tests of the thread cache (lib/tcache.h), through the internal API:
+// the test process itself runs on the system allocator.
+#include <atf-c++.hpp>
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "allocator.h"
+#include "arena.h"
+#include "init.h"
+#include "require_msg.h"
+#include "tcache.h"
+#include "thread_state.h"
+
+using namespace arenalloc;
+
+namespace {
+
+uint64_t allocated_small(Arena *a) {
+    MutexGuard guard(a->mutex);
+    return a->stats.allocated_small;
+}
+
+uint64_t allocated_small_all() {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < g_narenas; i++)
+        if (Arena *a = arena_peek(i))
+            sum += allocated_small(a);
+    return sum;
+}
+
+TCache *own_cache() {
+    TCache *tc = tls_thread_state.tcache;
+    ATF_REQUIRE(tc != &g_tcache_none);
+    return tc;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__created_on_first_small_request);
+ATF_TEST_CASE_BODY(tcache__created_on_first_small_request) {
+    ATF_REQUIRE(tls_thread_state.tcache == &g_tcache_none);
+    void *p = aa_malloc(64);
+    ATF_REQUIRE(p != nullptr);
+    own_cache();
+    aa_free(p);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__last_freed_is_next_allocated);
+ATF_TEST_CASE_BODY(tcache__last_freed_is_next_allocated) {
+    void *a = aa_malloc(100);
+    void *b = aa_malloc(100);
+    aa_free(a);
+    aa_free(b);
+    ATF_REQUIRE_EQ(aa_malloc(100), b);
+    ATF_REQUIRE_EQ(aa_malloc(100), a);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__bounded_per_class);
+ATF_TEST_CASE_BODY(tcache__bounded_per_class) {
+    // Freeing far more regions than a class may cache flushes the excess
+    // back to the arena in batches.
+    std::vector<void *> blocks;
+    for (int i = 0; i < 5000; i++)
+        blocks.push_back(aa_malloc(1024));
+    uint64_t before = allocated_small_all();
+    for (void *p : blocks)
+        aa_free(p);
+    TCache *tc = own_cache();
+    unsigned bin = size_to_class(1024);
+    ATF_REQUIRE(tc->bins[bin].count <= tc->bins[bin].max);
+    ATF_REQUIRE_EQ(tc->bins[bin].max, tcache_slots(bin));
+    uint64_t cached_bytes = uint64_t{tc->bins[bin].count} * 1024;
+    // Everything not in the cache went back: allocated_small counts cached
+    // regions as still out of the arena.
+    ATF_REQUIRE_EQ(allocated_small_all(), before - 5000 * 1024 + cached_bytes);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__bytes_bounded);
+ATF_TEST_CASE_BODY(tcache__bytes_bounded) {
+    // The most a thread can cache, over all classes.
+    uint64_t total = 0;
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        ATF_REQUIRE(tcache_slots(bin) >= kTcacheMinSlots);
+        ATF_REQUIRE(tcache_slots(bin) <= kTcacheMaxSlots);
+        total += uint64_t{tcache_slots(bin)} * bin_info(bin).region_size;
+    }
+    ATF_REQUIRE_MSG(total <= 36u * 2 * kTcacheBinBytes, "cache bound " << total);
+}
+
+namespace {
+
+struct Handoff {
+    std::vector<void *> blocks;
+    unsigned arena_index;
+};
+
+void *alloc_many(void *arg) {
+    Handoff *h = static_cast<Handoff *>(arg);
+    ATF_REQUIRE(thread_set_arena(h->arena_index));
+    for (int i = 0; i < 3000; i++)
+        h->blocks.push_back(aa_malloc(48 + (i % 7) * 200));
+    // Free a few here too so this thread's own cache holds something.
+    for (int i = 0; i < 100; i++) {
+        aa_free(h->blocks.back());
+        h->blocks.pop_back();
+    }
+    return nullptr;
+}
+
+void *free_many(void *arg) {
+    Handoff *h = static_cast<Handoff *>(arg);
+    ATF_REQUIRE(thread_set_arena(h->arena_index));
+    for (void *p : h->blocks)
+        aa_free(p);
+    h->blocks.clear();
+    return nullptr;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__thread_exit_returns_everything);
+ATF_TEST_CASE_BODY(tcache__thread_exit_returns_everything) {
+    ATF_REQUIRE(aa_malloc(8) != nullptr);  // initializes
+    uint64_t before = allocated_small_all();
+    Handoff h{{}, 0};
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, alloc_many, &h), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    // The allocating thread exited: its cached regions are back; what is
+    // still out is exactly the blocks it handed over.
+    uint64_t handed = 0;
+    for (void *p : h.blocks)
+        handed += aa_usable_size(p);
+    ATF_REQUIRE_EQ(allocated_small_all(), before + handed);
+    for (void *p : h.blocks)
+        aa_free(p);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__cross_thread_free_reaches_owner);
+ATF_TEST_CASE_BODY(tcache__cross_thread_free_reaches_owner) {
+    ATF_REQUIRE(aa_malloc(8) != nullptr);
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    Arena *owner = arena_get(1);
+    ATF_REQUIRE(owner != nullptr);
+    uint64_t owner_before = allocated_small(owner);
+    Handoff h{{}, 1};
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, alloc_many, &h), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE(allocated_small(owner) > owner_before);
+    // A thread on another arena frees them; when it exits its cache is
+    // flushed to the owning arena, not to its own.
+    h.arena_index = 0;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, free_many, &h), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE_EQ(allocated_small(owner), owner_before);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__idle_class_drained);
+ATF_TEST_CASE_BODY(tcache__idle_class_drained) {
+    std::vector<void *> blocks;
+    for (int i = 0; i < 40; i++)
+        blocks.push_back(aa_malloc(2000));
+    for (void *p : blocks)
+        aa_free(p);
+    TCache *tc = own_cache();
+    unsigned idle = size_to_class(2000);
+    ATF_REQUIRE(tc->bins[idle].count > 0);
+    // Busy with another class only: every class is visited once per
+    // kNumBins GC intervals; an idle one loses half its stack per visit.
+    for (uint64_t i = 0; i < uint64_t{kGcInterval} * kNumBins * 12; i++)
+        aa_free(aa_malloc(32));
+    ATF_REQUIRE_EQ(tc->bins[idle].count, 0u);
+    ATF_REQUIRE(tc->bins[size_to_class(32)].count > 0);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__flush_all_empties);
+ATF_TEST_CASE_BODY(tcache__flush_all_empties) {
+    std::vector<void *> blocks;
+    for (size_t s = 8; s <= kSmallMax; s += 97)
+        blocks.push_back(aa_malloc(s));
+    for (void *p : blocks)
+        aa_free(p);
+    TCache *tc = own_cache();
+    ATF_REQUIRE(allocated_small_all() > 0);  // cached regions count as out
+    tcache_flush_all(tc);
+    for (unsigned bin = 0; bin < kNumBins; bin++)
+        ATF_REQUIRE_EQ(tc->bins[bin].count, 0u);
+    // Nothing is live in this process's arenalloc heap any more.
+    ATF_REQUIRE_EQ(allocated_small_all(), 0u);
+}
+
+ATF_INIT_TEST_CASES(tcs) {
+    ATF_ADD_TEST_CASE(tcs, tcache__created_on_first_small_request);
+    ATF_ADD_TEST_CASE(tcs, tcache__last_freed_is_next_allocated);
+    ATF_ADD_TEST_CASE(tcs, tcache__bounded_per_class);
+    ATF_ADD_TEST_CASE(tcs, tcache__bytes_bounded);
+    ATF_ADD_TEST_CASE(tcs, tcache__thread_exit_returns_everything);
+    ATF_ADD_TEST_CASE(tcs, tcache__cross_thread_free_reaches_owner);
+    ATF_ADD_TEST_CASE(tcs, tcache__idle_class_drained);
+    ATF_ADD_TEST_CASE(tcs, tcache__flush_all_empties);
+}
