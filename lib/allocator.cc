@@ -9,6 +9,7 @@
 #include "chunk.h"
 #include "chunk_registry.h"
 #include "huge.h"
+#include "init.h"
 #include "report.h"
 #include "size_classes.h"
 #include "tcache.h"
@@ -197,6 +198,22 @@ size_t aa_usable_size(const void *ptr) {
     if (ptr == nullptr)
         return 0;
     return block_usable_size(ptr, "malloc_usable_size");
+}
+
+}  // namespace arenalloc
+
+namespace arenalloc {
+
+size_t aa_purge() {
+    if (!ensure_initialized())
+        return 0;
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+    uint64_t pages = 0;
+    for (unsigned i = 0; i < g_narenas; i++)
+        if (Arena *a = arena_peek(i))
+            pages += arena_purge_all(a, true);
+    return static_cast<size_t>(pages << kLgPage);
 }
 
 }  // namespace arenalloc

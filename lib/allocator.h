@@ -66,6 +66,10 @@ void *aa_valloc(size_t size);
 void *aa_pvalloc(size_t size);
 size_t aa_usable_size(const void *ptr);
 
+// Returns the calling thread's cache to the arenas, purges every dirty
+// page and unmaps every empty chunk; the bytes given back.
+size_t aa_purge();
+
 }  // namespace arenalloc
 
 #endif

@@ -7,6 +7,8 @@
 #include <new>
 
 #include "base.h"
+#include "options.h"
+#include "platform.h"
 #include "report.h"
 
 namespace arenalloc {
@@ -92,65 +94,109 @@ void tag_pages(Run *r, PageTag tag) {
 }
 
 // A free run's boundary pages point at it; its inner pages only say "free".
+// The dirty bit of every page is kept as it is.
 void tag_free_boundaries(Run *r) {
+    PageMapEntry *map = r->chunk->map;
     uint32_t first = run_first_page(r);
-    r->chunk->map[first] = page_map_entry(r, kPageFree);
-    r->chunk->map[first + r->npages - 1] = page_map_entry(r, kPageFree);
+    uint32_t last = first + r->npages - 1;
+    map[first] = page_map_entry(r, kPageFree) | (map[first] & kPageDirty);
+    map[last] = page_map_entry(r, kPageFree) | (map[last] & kPageDirty);
 }
 
 void untag_boundary(Chunk *c, uint32_t page) {
-    c->map[page] = kPageFree;
+    c->map[page] = kPageFree | (c->map[page] & kPageDirty);
+}
+
+uint32_t count_dirty(const Chunk *c, uint32_t first, uint32_t n) {
+    uint32_t d = 0;
+    for (uint32_t i = 0; i < n; i++)
+        d += page_map_dirty(c->map[first + i]) ? 1 : 0;
+    return d;
+}
+
+// ---- free runs: size buckets and the dirty list --------------------------
+
+void dirty_list_append(Arena *a, Run *r) {
+    r->dirty_next = nullptr;
+    r->dirty_prev = a->dirty_last;
+    if (a->dirty_last != nullptr)
+        a->dirty_last->dirty_next = r;
+    else
+        a->dirty_first = r;
+    a->dirty_last = r;
+}
+
+void dirty_list_remove(Arena *a, Run *r) {
+    if (r->dirty_prev != nullptr)
+        r->dirty_prev->dirty_next = r->dirty_next;
+    else
+        a->dirty_first = r->dirty_next;
+    if (r->dirty_next != nullptr)
+        r->dirty_next->dirty_prev = r->dirty_prev;
+    else
+        a->dirty_last = r->dirty_prev;
+    r->dirty_next = r->dirty_prev = nullptr;
+}
+
+// A free run is on its size bucket, and on the dirty list when it has
+// dirty pages.
+void free_run_insert(Arena *a, Run *r) {
+    bucket_insert(a, r);
+    if (r->ndirty != 0)
+        dirty_list_append(a, r);
+}
+
+void free_run_remove(Arena *a, Run *r) {
+    bucket_remove(a, r);
+    if (r->ndirty != 0)
+        dirty_list_remove(a, r);
+}
+
+void note_dirty_dropped(Arena *a, uint32_t n) {
+    a->ndirty -= n;
+    if (a->ndirty < a->ndirty_low)
+        a->ndirty_low = a->ndirty;
 }
 
 // ---- chunks ----------------------------------------------------------
 
 uint32_t chunk_usable_pages() { return g_chunk.npages - g_chunk.header_pages; }
 
-// Adds a chunk's worth of free pages to the arena.
+// Maps a new chunk and adds its pages to the arena as one clean free run.
 bool arena_grow(Arena *a) {
     Run *r = desc_alloc(a);
     if (r == nullptr)
         return false;
-    Chunk *c = a->spare;
-    bool fresh = false;
-    if (c != nullptr) {
-        a->spare = nullptr;
-    } else {
-        c = chunk_map(a);
-        if (c == nullptr) {
-            desc_free(a, r);
-            return false;
-        }
-        a->stats.nchunks++;
-        fresh = true;
+    Chunk *c = chunk_map(a);
+    if (c == nullptr) {
+        desc_free(a, r);
+        return false;
     }
+    a->stats.nchunks++;
     c->next = a->chunks;
     c->prev = nullptr;
     if (a->chunks != nullptr)
         a->chunks->prev = c;
     a->chunks = c;
 
+    for (uint32_t i = c->header_pages; i < c->npages; i++)
+        c->map[i] = kPageFree;
     r->chunk = c;
     r->base = chunk_page_addr(c, c->header_pages);
     r->npages = chunk_usable_pages();
     r->state = kPageFree;
-    r->zeroed = fresh;
+    r->zeroed = 1;  // fresh from the kernel
     c->nfree_pages = r->npages;
-    // A spare's inner pages are already tagged free; a fresh chunk's are
-    // tagged here.
-    if (fresh) {
-        for (uint32_t i = c->header_pages; i < c->npages; i++)
-            c->map[i] = kPageFree;
-    }
     tag_free_boundaries(r);
-    bucket_insert(a, r);
+    free_run_insert(a, r);
+    a->nempty_chunks++;
     return true;
 }
 
-// Called with the chunk's only free run, which covers every usable page.
+// Unmaps an empty chunk whose one free run, covering every usable page,
+// has been taken off the free lists.
 void chunk_release(Arena *a, Chunk *c, Run *whole) {
-    untag_boundary(c, c->header_pages);
-    untag_boundary(c, c->npages - 1);
+    note_dirty_dropped(a, whole->ndirty);
     desc_free(a, whole);
     if (c->prev != nullptr)
         c->prev->next = c->next;
@@ -159,12 +205,66 @@ void chunk_release(Arena *a, Chunk *c, Run *whole) {
     if (c->next != nullptr)
         c->next->prev = c->prev;
     c->next = c->prev = nullptr;
-    if (a->spare == nullptr) {
-        a->spare = c;
-        return;
-    }
     a->stats.nchunks--;
     chunk_unmap(c);
+}
+
+// ---- purging -------------------------------------------------------------
+
+// Gives the pages of free run r back to the kernel (one madvise for the
+// whole run: its clean pages are already purged or never touched).
+void purge_run(Arena *a, Run *r, bool now) {
+    dirty_list_remove(a, r);
+    uint32_t first = run_first_page(r);
+    bool zeroed = pages_purge(reinterpret_cast<void *>(r->base),
+                              static_cast<size_t>(r->npages) << kLgPage, now);
+    for (uint32_t i = 0; i < r->npages; i++)
+        r->chunk->map[first + i] &= ~kPageDirty;
+    a->stats.npurged_pages += r->ndirty;
+    a->stats.nmadvise++;
+    note_dirty_dropped(a, r->ndirty);
+    r->ndirty = 0;
+    r->zeroed = zeroed ? 1 : 0;
+}
+
+// Purges the oldest dirty runs until at least npages dirty pages are gone
+// (or none are left); now as for pages_purge().
+void purge_oldest(Arena *a, uint64_t npages, bool now = false) {
+    if (npages == 0 || a->dirty_first == nullptr)
+        return;
+    a->stats.npurge_passes++;
+    uint64_t done = 0;
+    while (done < npages && a->dirty_first != nullptr) {
+        done += a->dirty_first->ndirty;
+        purge_run(a, a->dirty_first, now);
+    }
+}
+
+uint64_t dirty_allowed(const Arena *a) {
+    int shift = g_options.lg_dirty_ratio;
+    uint64_t allowed = shift >= 0 ? a->nactive >> shift : a->nactive << -shift;
+    // Below one chunk's worth, purging costs more than the memory it saves.
+    return allowed > g_chunk.npages ? allowed : g_chunk.npages;
+}
+
+// The two purging rules, applied after pages become dirty: the ratio of
+// dirty to active pages (down to half the allowance, so the next frees do
+// not purge again at once), and decay: dirty pages that stayed unused for
+// a whole decay period are purged the next time the arena is used after it.
+void maybe_purge(Arena *a) {
+    uint64_t allowed = dirty_allowed(a);
+    if (a->ndirty > allowed)
+        purge_oldest(a, a->ndirty - allowed / 2);
+    if (++a->decay_ticks < kDecayCheckInterval)
+        return;
+    a->decay_ticks = 0;
+    uint64_t now = platform_now_ms();
+    if (now < a->decay_epoch_end)
+        return;
+    if (a->decay_epoch_end != 0)
+        purge_oldest(a, a->ndirty_low);
+    a->decay_epoch_end = now + kDecayMs;
+    a->ndirty_low = a->ndirty;
 }
 
 // ---- page runs -------------------------------------------------------
@@ -209,24 +309,31 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         return nullptr;
     }
 
-    bucket_remove(a, found);
+    free_run_remove(a, found);
     Chunk *c = found->chunk;
     uint32_t first = run_first_page(found);
     uint32_t total = found->npages;
+    if (total == chunk_usable_pages())
+        a->nempty_chunks--;
     uint32_t lead = 0;
     if (align_pages > 1) {
         uintptr_t aligned = align_up(found->base, static_cast<size_t>(align_pages) << kLgPage);
         lead = static_cast<uint32_t>((aligned - found->base) >> kLgPage);
     }
     uint32_t trail = total - lead - npages;
+    uint32_t dirty_lead = lead != 0 ? count_dirty(c, first, lead) : 0;
+    uint32_t dirty_taken = count_dirty(c, first + lead, npages);
+    uint32_t dirty_trail = found->ndirty - dirty_lead - dirty_taken;
+    note_dirty_dropped(a, dirty_taken);
     untag_boundary(c, first);
     untag_boundary(c, first + total - 1);
 
     Run *result = found;
     if (lead != 0) {
         found->npages = lead;
+        found->ndirty = dirty_lead;
         tag_free_boundaries(found);
-        bucket_insert(a, found);
+        free_run_insert(a, found);
         result = spare1;
         spare1 = nullptr;
         result->chunk = c;
@@ -234,6 +341,9 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
     }
     result->base = chunk_page_addr(c, first + lead);
     result->npages = npages;
+    result->ndirty = 0;
+    if (dirty_taken != 0)
+        result->zeroed = 0;
     if (trail != 0) {
         Run *t = spare2;
         spare2 = nullptr;
@@ -241,38 +351,45 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         t->base = chunk_page_addr(c, first + lead + npages);
         t->npages = trail;
         t->state = kPageFree;
-        t->zeroed = result->zeroed;
+        t->zeroed = found->zeroed;
+        t->ndirty = dirty_trail;
         tag_free_boundaries(t);
-        bucket_insert(a, t);
+        free_run_insert(a, t);
     }
     if (spare1 != nullptr)
         desc_free(a, spare1);
     if (spare2 != nullptr)
         desc_free(a, spare2);
     c->nfree_pages -= npages;
+    a->nactive += npages;
     return result;
 }
 
-// Returns a run's pages to the free runs, merging with free neighbours, and
-// gives up the chunk when it becomes empty.
+// Returns a run's pages to the free runs as dirty pages, merging with free
+// neighbours; an empty chunk is kept (up to kRetainedChunks per arena, its
+// pages purged by the usual rules) or unmapped.
 void run_release(Arena *a, Run *r) {
     Chunk *c = r->chunk;
     uint32_t first = run_first_page(r);
     uint32_t n = r->npages;
     for (uint32_t i = 0; i < n; i++)
-        c->map[first + i] = kPageFree;
+        c->map[first + i] = kPageFree | kPageDirty;
     r->state = kPageFree;
     r->zeroed = 0;
     r->size_class = 0;
+    r->ndirty = n;
     c->nfree_pages += n;
+    a->nactive -= n;
+    a->ndirty += n;
 
     if (first > c->header_pages) {
         PageMapEntry e = c->map[first - 1];
         if (page_map_tag(e) == kPageFree) {
             Run *prev = page_map_run(e);
-            bucket_remove(a, prev);
+            free_run_remove(a, prev);
             untag_boundary(c, first - 1);
             prev->npages += r->npages;
+            prev->ndirty += r->ndirty;
             prev->zeroed = 0;
             desc_free(a, r);
             r = prev;
@@ -284,19 +401,25 @@ void run_release(Arena *a, Run *r) {
         PageMapEntry e = c->map[after];
         if (page_map_tag(e) == kPageFree) {
             Run *next = page_map_run(e);
-            bucket_remove(a, next);
+            free_run_remove(a, next);
             untag_boundary(c, after);
             r->npages += next->npages;
+            r->ndirty += next->ndirty;
             desc_free(a, next);
         }
     }
     if (r->npages == chunk_usable_pages()) {
-        c->nfree_pages = r->npages;
-        chunk_release(a, c, r);
-        return;
+        if (a->nempty_chunks >= kRetainedChunks) {
+            untag_boundary(c, c->header_pages);
+            untag_boundary(c, c->npages - 1);
+            chunk_release(a, c, r);
+            return;
+        }
+        a->nempty_chunks++;
     }
     tag_free_boundaries(r);
-    bucket_insert(a, r);
+    free_run_insert(a, r);
+    maybe_purge(a);
 }
 
 // ---- bins ------------------------------------------------------------
@@ -597,7 +720,9 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     uint32_t extra = new_pages - old_pages;
     if (next->npages < extra)
         return false;
-    bucket_remove(a, next);
+    free_run_remove(a, next);
+    uint32_t dirty_taken = count_dirty(c, after, extra);
+    note_dirty_dropped(a, dirty_taken);
     untag_boundary(c, after);
     untag_boundary(c, after + next->npages - 1);
     if (next->npages == extra) {
@@ -605,15 +730,40 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     } else {
         next->base += static_cast<uintptr_t>(extra) << kLgPage;
         next->npages -= extra;
+        next->ndirty -= dirty_taken;
         tag_free_boundaries(next);
-        bucket_insert(a, next);
+        free_run_insert(a, next);
     }
     c->nfree_pages -= extra;
+    a->nactive += extra;
     r->npages = new_pages;
     r->size_class = static_cast<uint8_t>(cls);
     tag_pages(r, kPageLarge);
     a->stats.allocated_large += static_cast<uint64_t>(extra) << kLgPage;
     return true;
+}
+
+uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
+    MutexGuard guard(a->mutex);
+    uint64_t released = a->ndirty;
+    purge_oldest(a, a->ndirty, true);
+    if (!unmap_empty)
+        return released;
+    Chunk *c = a->chunks;
+    while (c != nullptr) {
+        Chunk *next = c->next;
+        if (c->nfree_pages == chunk_usable_pages()) {
+            Run *whole = page_map_run(c->map[c->header_pages]);
+            free_run_remove(a, whole);
+            untag_boundary(c, c->header_pages);
+            untag_boundary(c, c->npages - 1);
+            a->nempty_chunks--;
+            released += whole->npages;
+            chunk_release(a, c, whole);
+        }
+        c = next;
+    }
+    return released;
 }
 
 void arena_prefork(Arena *a) { a->mutex.lock(); }

@@ -8,7 +8,10 @@
 //    of that bin; `nonfull` runs have 0 < nfree < nregs (the current run
 //    may be full or empty); full runs are on no list;
 //  - every free run is on exactly one free bucket, chosen by its length,
-//    and no two free runs are adjacent (they are coalesced on release).
+//    and no two free runs are adjacent (they are coalesced on release);
+//  - a free run is on the dirty list exactly when its ndirty is not zero;
+//    ndirty is the sum of the free runs' ndirty, nactive the pages of
+//    small and large runs.
 #ifndef ARENALLOC_ARENA_H
 #define ARENALLOC_ARENA_H
 
@@ -32,6 +35,16 @@ struct Bin {
     uint64_t curruns;   // runs alive now
 };
 
+// Purging: an arena keeps its dirty pages (free pages written since they
+// were mapped or purged) below max(active >> lg_dirty_ratio, one chunk);
+// and dirty pages that stay unused for kDecayMs are purged the next time
+// the arena is used after that.  Empty chunks are kept, up to
+// kRetainedChunks, so a heap that swings does not map and unmap chunks in
+// a loop; their pages are purged by the same rules.
+constexpr uint64_t kDecayMs = 10000;
+constexpr uint32_t kDecayCheckInterval = 32;  // run releases between clock reads
+constexpr uint32_t kRetainedChunks = 16;
+
 struct ArenaStats {
     uint64_t nmalloc_small;
     uint64_t ndalloc_small;
@@ -39,7 +52,10 @@ struct ArenaStats {
     uint64_t ndalloc_large;
     uint64_t allocated_small;  // bytes in live small regions
     uint64_t allocated_large;  // bytes in live large runs
-    uint64_t nchunks;          // chunks mapped now, the spare included
+    uint64_t nchunks;          // chunks mapped now, empty retained ones included
+    uint64_t npurge_passes;    // times purging was started
+    uint64_t nmadvise;         // madvise calls made for purging
+    uint64_t npurged_pages;    // dirty pages given back
 };
 
 struct Arena {
@@ -49,9 +65,16 @@ struct Arena {
     Bin bins[kNumBins];
     Run *free_buckets[kNumClasses];  // free runs by floor size class of their length
     uint64_t free_nonempty[(kNumClasses + 63) / 64];
-    Chunk *chunks;                   // chunks in use
-    Chunk *spare;                    // one empty chunk kept against map/unmap churn
+    Chunk *chunks;                   // every chunk, empty retained ones included
+    uint32_t nempty_chunks;          // chunks with no page in use
     Run *spare_runs;                 // recycled descriptors
+    uint64_t nactive;                // pages in small and large runs
+    uint64_t ndirty;                 // dirty pages in free runs
+    Run *dirty_first;                // free runs with dirty pages, oldest first
+    Run *dirty_last;
+    uint64_t ndirty_low;             // lowest ndirty in this decay period
+    uint64_t decay_epoch_end;        // platform_now_ms() when the period ends
+    uint32_t decay_ticks;
     ArenaStats stats;
 };
 
@@ -90,6 +113,10 @@ size_t arena_usable_size(Chunk *c, const void *p, const char *fn);
 // Resizes the large block at p in place to large class cls; false when the
 // neighbouring pages are not free.
 bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls);
+
+// Purges every dirty page of the arena now; with unmap_empty, also unmaps
+// its empty chunks.  Returns the number of pages purged or unmapped.
+uint64_t arena_purge_all(Arena *a, bool unmap_empty);
 
 void arena_prefork(Arena *a);
 void arena_postfork_parent(Arena *a);

@@ -16,6 +16,15 @@ extern "C" {
 /* Usable size of a block returned by this allocator (0 for NULL). */
 size_t malloc_usable_size(void *ptr);
 
+/*
+ * Gives free memory back to the system now: the calling thread's cache is
+ * returned to the arenas, every dirty page is purged and every empty chunk
+ * unmapped.  Returns the number of bytes given back.  malloc_trim(0) does
+ * the same and returns 1 when anything was given back.
+ */
+size_t arenalloc_purge(void);
+int malloc_trim(size_t pad);
+
 /* A whole-heap summary; the mapped_* figures are bytes mapped now. */
 struct arenalloc_summary {
     uint64_t nmalloc_small;   /* small allocations served */

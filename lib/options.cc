@@ -10,7 +10,7 @@ extern "C" const char *_malloc_options __attribute__((weak));
 
 namespace arenalloc {
 
-Options g_options = {false, false, kLgChunkDefault, 0};
+Options g_options = {false, false, kLgChunkDefault, 0, kLgDirtyRatioDefault};
 
 namespace {
 
@@ -29,6 +29,18 @@ void apply_flag(char c) {
         break;
     case 'p':
         g_options.print_summary = false;
+        break;
+    case 'F':
+        if (g_options.lg_dirty_ratio > kLgDirtyRatioMin)
+            g_options.lg_dirty_ratio--;
+        else
+            report_options_warning("dirty page allowance at its maximum, ignoring", c);
+        break;
+    case 'f':
+        if (g_options.lg_dirty_ratio < kLgDirtyRatioMax)
+            g_options.lg_dirty_ratio++;
+        else
+            report_options_warning("dirty page allowance at its minimum, ignoring", c);
         break;
     case 'K':
         if (g_options.lg_chunk < kLgChunkMax)

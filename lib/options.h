@@ -18,12 +18,16 @@ struct Options {
     bool print_summary;     // P: print the summary at exit
     unsigned lg_chunk;      // K/k: log2 of the chunk size
     int narenas_shift;      // N/n: arenas = (4 x CPUs) << shift (or >> -shift)
+    int lg_dirty_ratio;     // F/f: dirty pages allowed = active >> this (or << -this)
 };
 
 extern AA_HIDDEN Options g_options;
 
 // Bounds of the numeric options (documented in arenalloc(3)).
 constexpr unsigned kMaxArenas = 4096;
+constexpr int kLgDirtyRatioDefault = 3;  // dirty up to 1/8 of active
+constexpr int kLgDirtyRatioMin = -10;    // dirty up to 1024 x active (F)
+constexpr int kLgDirtyRatioMax = 30;     // dirty down to the one-chunk floor (f)
 
 // Parses the three sources into g_options.  Runs once, during
 // initialization, without allocating.

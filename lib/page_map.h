@@ -5,7 +5,8 @@
 //
 // Invariants (arena lock held to read or write):
 //  - every page of a small or large run maps to that run with its tag;
-//  - every page of a free run is tagged free; the first and last page of a
+//  - every page of a free run is tagged free, with kPageDirty when it was
+//    written since last mapped or purged; the first and last page of a
 //    free run also point at its descriptor (for coalescing neighbours);
 //  - header pages are kPageHeader (with no run).
 #ifndef ARENALLOC_PAGE_MAP_H
@@ -31,6 +32,11 @@ enum PageTag : uintptr_t {
 
 constexpr uintptr_t kPageTagMask = 3;
 
+// On a free page: written since it was last mapped or purged, so it holds
+// memory the kernel could take back (see the arena's dirty accounting).
+constexpr uintptr_t kPageDirty = 4;
+constexpr uintptr_t kPageFlagMask = kPageTagMask | kPageDirty;
+
 inline PageMapEntry page_map_entry(Run *run, PageTag tag) {
     return reinterpret_cast<uintptr_t>(run) | tag;
 }
@@ -40,7 +46,11 @@ inline PageTag page_map_tag(PageMapEntry e) {
 }
 
 inline Run *page_map_run(PageMapEntry e) {
-    return reinterpret_cast<Run *>(e & ~kPageTagMask);
+    return reinterpret_cast<Run *>(e & ~kPageFlagMask);
+}
+
+inline bool page_map_dirty(PageMapEntry e) {
+    return (e & kPageDirty) != 0;
 }
 
 }  // namespace arenalloc

@@ -38,13 +38,20 @@ void pages_unmap(void *addr, size_t size);
 
 // Tells the kernel the contents of [addr, addr+size) are no longer needed;
 // the range stays mapped and reads as zero or old data until written.
+// Lazily (MADV_FREE where there is one: the kernel takes the pages when it
+// needs them, and rewriting them before that costs no fault), or with now
+// set at once (MADV_DONTNEED: the resident size drops immediately).
 // Returns true when the pages are known to read as zero afterwards.
-bool pages_purge(void *addr, size_t size);
+bool pages_purge(void *addr, size_t size, bool now);
 
 // Tries to resize the mapping at addr in place (no move).  Returns true on
 // success.  Fails when the platform cannot, or the neighbouring range is
 // taken.
 bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size);
+
+// A monotonic clock in milliseconds, cheap enough for slow paths (a coarse
+// clock where the system has one).
+uint64_t platform_now_ms();
 
 // Number of CPUs this process may run on (at least 1).
 unsigned platform_ncpus();

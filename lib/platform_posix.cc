@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef HAVE_GETAUXVAL
 #include <sys/auxv.h>
@@ -100,22 +101,26 @@ void pages_unmap(void *addr, size_t size) {
     g_mapped.fetch_sub(size, std::memory_order_relaxed);
 }
 
-bool pages_purge(void *addr, size_t size) {
+bool pages_purge(void *addr, size_t size, bool now) {
     int saved_errno = errno;
-    bool zeroed = false;
+    bool zeroed = false;  // see below
+    bool done = false;
 #if defined(HAVE_MADV_FREE)
-    if (madvise(addr, size, MADV_FREE) != 0) {
-#if defined(HAVE_MADV_DONTNEED)
-        zeroed = madvise(addr, size, MADV_DONTNEED) == 0;
-#endif
-    }
-#elif defined(HAVE_MADV_DONTNEED)
-    // Linux's MADV_DONTNEED drops the pages; later reads give zeros.
-    zeroed = madvise(addr, size, MADV_DONTNEED) == 0;
+    if (!now)
+        done = madvise(addr, size, MADV_FREE) == 0;
 #else
+    (void)now;
+#endif
+#if defined(HAVE_MADV_DONTNEED)
+    // Linux's MADV_DONTNEED drops private anonymous pages (later reads give
+    // zeros) but on other systems it may be a mere hint, so purged pages
+    // are never assumed to be zero.
+    if (!done)
+        done = madvise(addr, size, MADV_DONTNEED) == 0;
+#endif
     (void)addr;
     (void)size;
-#endif
+    (void)done;
     g_nmadvise.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return zeroed;
@@ -139,6 +144,16 @@ bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
 #else
     return false;
 #endif
+}
+
+uint64_t platform_now_ms() {
+    struct timespec ts;
+#if defined(CLOCK_MONOTONIC_COARSE)
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
 }
 
 unsigned platform_ncpus() {

@@ -31,9 +31,12 @@ struct Run {
     uint32_t npages;       // length in pages
     uint8_t zeroed;        // free: every page is known to read as zero
     uint8_t on_list;       // linked into a bin's non-full list or a free bucket
+    uint32_t ndirty;       // free: pages with kPageDirty
     Chunk *chunk;          // chunk the pages belong to
     Run *next;             // list links: free bucket, bin non-full list, or
     Run *prev;             //   the arena's spare-descriptor list
+    Run *dirty_next;       // free with ndirty > 0: the arena's dirty list,
+    Run *dirty_prev;       //   oldest first
     RunBitmap bitmap;      // small: a set bit is a free region
 };
 

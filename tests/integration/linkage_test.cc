@@ -143,6 +143,7 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "free",          "reallocarray",   "posix_memalign",
         "aligned_alloc", "memalign",       "valloc",
         "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
+        "arenalloc_purge", "malloc_trim",
     };
     const std::string out =
         tool_output("nm", { "-D", "--defined-only", shlib(*this) });

@@ -29,10 +29,15 @@ unsigned check_heap() {
         if (a == nullptr)
             continue;
         MutexGuard guard(a->mutex);
-        std::set<Run *> on_buckets;
+        std::set<Run *> on_buckets, on_dirty_list;
         for (unsigned b = 0; b < kNumClasses; b++)
             for (Run *r = a->free_buckets[b]; r != nullptr; r = r->next)
                 on_buckets.insert(r);
+        for (Run *r = a->dirty_first; r != nullptr; r = r->dirty_next) {
+            ATF_REQUIRE(r->ndirty > 0);
+            on_dirty_list.insert(r);
+        }
+        uint64_t ndirty = 0, nactive = 0, nempty = 0;
         for (Chunk *c = a->chunks; c != nullptr; c = c->next) {
             nchunks++;
             ATF_REQUIRE_EQ(c->magic, kChunkMagic);
@@ -54,15 +59,24 @@ unsigned check_heap() {
                 if (tag == kPageFree) {
                     ATF_REQUIRE_MSG(!prev_free, "adjacent free runs at page " << p);
                     ATF_REQUIRE(on_buckets.count(r) == 1);
-                    ATF_REQUIRE_EQ(c->map[p + r->npages - 1], e);
-                    for (uint32_t q = 1; q + 1 < r->npages; q++)
+                    ATF_REQUIRE_EQ(page_map_run(c->map[p + r->npages - 1]), r);
+                    uint32_t dirty = 0;
+                    for (uint32_t q = 0; q < r->npages; q++) {
                         ATF_REQUIRE_EQ(page_map_tag(c->map[p + q]), kPageFree);
+                        dirty += page_map_dirty(c->map[p + q]) ? 1 : 0;
+                    }
+                    // The dirty accounting matches the page map.
+                    ATF_REQUIRE_MSG(dirty == r->ndirty, "run at page " << p << ": " << dirty
+                                                        << " dirty pages, ndirty " << r->ndirty);
+                    ATF_REQUIRE_EQ(on_dirty_list.count(r), r->ndirty != 0 ? 1u : 0u);
+                    ndirty += dirty;
                     nfree += r->npages;
                     prev_free = true;
                 } else {
                     ATF_REQUIRE(tag == kPageSmall || tag == kPageLarge);
                     for (uint32_t q = 0; q < r->npages; q++)
                         ATF_REQUIRE_EQ(c->map[p + q], e);
+                    nactive += r->npages;
                     if (tag == kPageSmall) {
                         const BinInfo &info = bin_info(r->size_class);
                         ATF_REQUIRE_EQ(r->npages, info.run_pages);
@@ -75,7 +89,13 @@ unsigned check_heap() {
                 p += r->npages;
             }
             ATF_REQUIRE_EQ(nfree, c->nfree_pages);
+            if (nfree == c->npages - c->header_pages)
+                nempty++;
         }
+        ATF_REQUIRE_EQ(ndirty, a->ndirty);
+        ATF_REQUIRE_EQ(nactive, a->nactive);
+        ATF_REQUIRE_EQ(nempty, uint64_t{a->nempty_chunks});
+        ATF_REQUIRE(a->nempty_chunks <= kRetainedChunks);
     }
     return nchunks;
 }
@@ -153,26 +173,29 @@ ATF_TEST_CASE_BODY(page_map__aligned_runs) {
     check_heap();
 }
 
-ATF_TEST_CASE_WITHOUT_HEAD(page_map__empty_chunk_released);
-ATF_TEST_CASE_BODY(page_map__empty_chunk_released) {
-    // Filling several chunks with large blocks and freeing them all leaves
-    // at most the one spare chunk mapped per arena.
+ATF_TEST_CASE_WITHOUT_HEAD(page_map__empty_chunks_retained_then_released);
+ATF_TEST_CASE_BODY(page_map__empty_chunks_retained_then_released) {
+    // Filling many chunks with large blocks and freeing them all keeps a
+    // bounded number of empty chunks mapped; an explicit purge unmaps them.
     std::vector<void *> live;
-    for (int i = 0; i < 64; i++)
+    for (int i = 0; i < 96; i++)
         live.push_back(aa_malloc(512 << 10));
-    ATF_REQUIRE(check_heap() >= 8);
+    ATF_REQUIRE(check_heap() >= 24);
     for (void *p : live)
         aa_free(p);
     Arena *a = arena_peek(0);
     ATF_REQUIRE(a != nullptr);
+    ATF_REQUIRE(check_heap() <= kRetainedChunks);
+    ATF_REQUIRE_EQ(a->stats.nchunks, uint64_t{kRetainedChunks});
+    ATF_REQUIRE(aa_purge() >= kRetainedChunks * (1u << 20));
     ATF_REQUIRE(a->chunks == nullptr);
-    ATF_REQUIRE_EQ(a->stats.nchunks, 1u);  // the spare
-    check_heap();
+    ATF_REQUIRE_EQ(a->stats.nchunks, 0u);
+    ATF_REQUIRE_EQ(check_heap(), 0u);
 }
 
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, page_map__entry_round_trip);
     ATF_ADD_TEST_CASE(tcs, page_map__consistent_under_mixed_use);
     ATF_ADD_TEST_CASE(tcs, page_map__aligned_runs);
-    ATF_ADD_TEST_CASE(tcs, page_map__empty_chunk_released);
+    ATF_ADD_TEST_CASE(tcs, page_map__empty_chunks_retained_then_released);
 }

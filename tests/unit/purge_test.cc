@@ -1,0 +1,150 @@
+// Unit tests of dirty-page accounting and purging (lib/arena.cc): the
+// ratio rule, explicit purges, and that purging goes through madvise (the
+// platform layer's counters).  Nothing here depends on timing.
+#include <atf-c++.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "allocator.h"
+#include "arena.h"
+#include "init.h"
+#include "options.h"
+#include "platform.h"
+#include "require_msg.h"
+
+using namespace arenalloc;
+
+namespace {
+
+Arena *arena0() {
+    ATF_REQUIRE(aa_malloc(1) != nullptr);
+    Arena *a = arena_peek(0);
+    ATF_REQUIRE(a != nullptr);
+    return a;
+}
+
+uint64_t nmadvise() {
+    PlatformCounters pc;
+    platform_counters(&pc);
+    return pc.nmadvise;
+}
+
+uint64_t rss_bytes() {
+    FILE *f = fopen("/proc/self/statm", "r");
+    ATF_REQUIRE(f != nullptr);
+    unsigned long size = 0, resident = 0;
+    ATF_REQUIRE_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
+    fclose(f);
+    return uint64_t{resident} * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+std::vector<void *> allocate_touched(size_t size, int n) {
+    std::vector<void *> v;
+    for (int i = 0; i < n; i++) {
+        void *p = aa_malloc(size);
+        ATF_REQUIRE(p != nullptr);
+        memset(p, 0x7b, size);
+        v.push_back(p);
+    }
+    return v;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__freed_pages_are_dirty);
+ATF_TEST_CASE_BODY(purge__freed_pages_are_dirty) {
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(64 << 10, 8);
+    uint64_t before = a->ndirty;
+    aa_free(v[3]);
+    ATF_REQUIRE_EQ(a->ndirty, before + (64 << 10) / kPage);
+    for (size_t i = 0; i < v.size(); i++)
+        if (i != 3)
+            aa_free(v[i]);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__ratio_rule_bounds_dirty);
+ATF_TEST_CASE_BODY(purge__ratio_rule_bounds_dirty) {
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(256 << 10, 200);  // 50 MiB active
+    uint64_t madv = nmadvise();
+    // Free every other block: the dirty pages may not exceed the allowance
+    // (an eighth of the active pages, at least a chunk) after any free.
+    for (size_t i = 0; i < v.size(); i += 2) {
+        aa_free(v[i]);
+        uint64_t allowed = a->nactive >> kLgDirtyRatioDefault;
+        if (allowed < g_chunk.npages)
+            allowed = g_chunk.npages;
+        ATF_REQUIRE_MSG(a->ndirty <= allowed, "dirty " << a->ndirty << " allowed " << allowed);
+    }
+    ATF_REQUIRE(a->stats.nmadvise > 0);
+    ATF_REQUIRE(nmadvise() > madv);  // purging went through madvise
+    ATF_REQUIRE(a->stats.npurged_pages > 0);
+    for (size_t i = 1; i < v.size(); i += 2)
+        aa_free(v[i]);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__explicit_purges_everything);
+ATF_TEST_CASE_BODY(purge__explicit_purges_everything) {
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(3000, 2000);
+    std::vector<void *> w = allocate_touched(100 << 10, 20);
+    for (void *p : v)
+        aa_free(p);
+    for (void *p : w)
+        aa_free(p);
+    uint64_t madv = nmadvise();
+    ATF_REQUIRE(aa_purge() > 0);
+    ATF_REQUIRE(nmadvise() > madv);
+    ATF_REQUIRE_EQ(a->ndirty, 0u);
+    ATF_REQUIRE(a->dirty_first == nullptr);
+    ATF_REQUIRE_EQ(a->nempty_chunks, 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__rss_falls_after_explicit_purge);
+ATF_TEST_CASE_BODY(purge__rss_falls_after_explicit_purge) {
+    arena0();
+    uint64_t start = rss_bytes();
+    // Small, large and huge blocks, 200 MiB in all, every page touched.
+    std::vector<void *> small = allocate_touched(1000, 60000);
+    std::vector<void *> large = allocate_touched(300 << 10, 300);
+    std::vector<void *> huge = allocate_touched(6 << 20, 10);
+    uint64_t peak = rss_bytes();
+    ATF_REQUIRE(peak > start + (150u << 20));
+    for (void *p : small)
+        aa_free(p);
+    for (void *p : large)
+        aa_free(p);
+    for (void *p : huge)
+        aa_free(p);
+    aa_purge();
+    uint64_t end = rss_bytes();
+    // Back near the start: within 8 MiB or 10 %, whichever is larger.
+    uint64_t slack = start / 10 > (8u << 20) ? start / 10 : (8u << 20);
+    ATF_REQUIRE_MSG(end <= start + slack,
+                    "RSS start " << start << " peak " << peak << " after purge " << end);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__options_change_allowance);
+ATF_TEST_CASE_BODY(purge__options_change_allowance) {
+    int base = g_options.lg_dirty_ratio;
+    options_parse("F");
+    ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, base - 1);  // F doubles the allowance
+    options_parse("ff");
+    ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, base + 1);  // f halves it
+    options_parse("7F");  // the seed's setting is within bounds
+    ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, base - 6);
+}
+
+ATF_INIT_TEST_CASES(tcs) {
+    ATF_ADD_TEST_CASE(tcs, purge__freed_pages_are_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__ratio_rule_bounds_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
+    ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
+    ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
+}
