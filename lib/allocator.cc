@@ -14,6 +14,8 @@
 #include "size_classes.h"
 #include "tcache.h"
 #include "thread_state.h"
+#include "trace.h"
+#include "options.h"
 
 namespace arenalloc {
 
@@ -39,7 +41,7 @@ void *allocate_big(size_t size, size_t align, bool zero) {
     if (align <= kPage) {
         size_t s = align_up(size, align);
         if (s <= kSmallMax)
-            return zero ? allocate_small_slow(size_to_class(s), true) : aa_malloc(s);
+            return allocate_small_slow(size_to_class(s), zero);
         if (s <= g_chunk.large_max)
             return arena_malloc_large(a, size_to_class(s), kPage, zero);
         return huge_malloc(a, s, align);
@@ -122,53 +124,86 @@ bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
     return huge_ralloc_in_place(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
 }
 
+// The end of every public function that can fail: with X, abort rather
+// than return NULL.
+void *finish(const char *fn, const void *arg, size_t size, void *result) {
+    if (AA_UNLIKELY(result == nullptr) && g_options.xmalloc)
+        report_out_of_memory(fn, size);
+    trace_call(fn, arg, size, result);
+    return result;
+}
+
 }  // namespace
+
+void *malloc_slow(size_t size) {
+    if (!ensure_initialized())
+        return fail_enomem();
+    if (size == 0 && g_options.malloc0_null) {
+        trace_call("malloc", nullptr, 0, nullptr);
+        return nullptr;
+    }
+    return finish("malloc", nullptr, size, allocate(size, false));
+}
 
 void *aa_calloc(size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total))
-        return fail_enomem();
+        return finish("calloc", nullptr, SIZE_MAX, fail_enomem());
+    if (total == 0 && ensure_initialized() && g_options.malloc0_null)
+        return nullptr;
     // Huge blocks are fresh mappings, already zero.
-    return allocate(total, true);
+    return finish("calloc", nullptr, total, allocate(total, true));
 }
 
 void *aa_realloc(void *ptr, size_t size) {
     if (ptr == nullptr)
-        return allocate(size, false);
-    if (size == 0)
+        return finish("realloc", nullptr, size, allocate(size, false));
+    if (size == 0) {
+        if (g_options.malloc0_null) {
+            // With V, realloc(p, 0) frees p and returns NULL.
+            trace_call("realloc", ptr, 0, nullptr);
+            deallocate(ptr, "realloc");
+            return nullptr;
+        }
         size = 1;  // realloc(p, 0) keeps a minimal block: NULL only means failure
+    }
     if (size > kMaxRequest)
-        return fail_enomem();
+        return finish("realloc", ptr, size, fail_enomem());
     size_t old_usize = block_usable_size(ptr, "realloc");
     if (old_usize == 0)
         return nullptr;  // reported; the bad pointer is left alone
     if (resize_in_place(ptr, old_usize, size))
-        return ptr;
+        return finish("realloc", ptr, size, ptr);
     void *fresh = allocate(size, false);
     if (fresh == nullptr)
-        return nullptr;
+        return finish("realloc", ptr, size, nullptr);
     memcpy(fresh, ptr, old_usize < size ? old_usize : size);
     deallocate(ptr, "realloc");
-    return fresh;
+    return finish("realloc", ptr, size, fresh);
 }
 
 void *aa_reallocarray(void *ptr, size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total))
-        return fail_enomem();
+        return finish("reallocarray", ptr, SIZE_MAX, fail_enomem());
     return aa_realloc(ptr, total);
 }
 
 void free_slow(void *ptr) {
-    if (ptr != nullptr)
-        deallocate(ptr, "free");
+    if (ptr == nullptr)
+        return;
+    trace_call("free", ptr, 0, nullptr);
+    deallocate(ptr, "free");
 }
+
+void (*const g_free_uncached)(void *p) = free_slow;
 
 int aa_posix_memalign(void **out, size_t align, size_t size) {
     if (!is_pow2(align) || align % sizeof(void *) != 0)
         return EINVAL;
     int saved_errno = errno;
-    void *p = allocate_aligned(size, align);
+    void *p = finish("posix_memalign", reinterpret_cast<void *>(align), size,
+                     allocate_aligned(size, align));
     if (p == nullptr) {
         errno = saved_errno;
         return ENOMEM;
@@ -182,16 +217,19 @@ void *aa_aligned_alloc(size_t align, size_t size) {
         errno = EINVAL;
         return nullptr;
     }
-    return allocate_aligned(size, align);
+    return finish("aligned_alloc", reinterpret_cast<void *>(align), size,
+                  allocate_aligned(size, align));
 }
 
-void *aa_valloc(size_t size) { return allocate_aligned(size, kPage); }
+void *aa_valloc(size_t size) {
+    return finish("valloc", nullptr, size, allocate_aligned(size, kPage));
+}
 
 void *aa_pvalloc(size_t size) {
     size_t rounded = align_up(size == 0 ? 1 : size, kPage);
     if (rounded < size)
-        return fail_enomem();
-    return allocate_aligned(rounded, kPage);
+        return finish("pvalloc", nullptr, size, fail_enomem());
+    return finish("pvalloc", nullptr, size, allocate_aligned(rounded, kPage));
 }
 
 size_t aa_usable_size(const void *ptr) {

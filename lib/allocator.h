@@ -14,6 +14,7 @@
 
 #include "chunk.h"
 #include "chunk_registry.h"
+#include "init.h"
 #include "page_map.h"
 #include "run.h"
 #include "size_classes.h"
@@ -26,14 +27,16 @@ namespace arenalloc {
 // Slow paths of aa_malloc and aa_free.
 AA_NOINLINE void *allocate_small_slow(unsigned bin, bool zero);  // calloc's, too
 AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero);
+AA_NOINLINE void *malloc_slow(size_t size);
 AA_NOINLINE void free_slow(void *ptr);
 
 AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
-    if (AA_LIKELY(size <= kLookupMax))
+    if (AA_LIKELY(size - 1 < g_fast_limit)) {
+        if (size > kLookupMax)  // g_fast_limit never exceeds kLookupMax
+            __builtin_unreachable();
         return tcache_alloc(tls_thread_state.tcache, kSizeClasses.lookup[(size + 7) >> 3]);
-    if (size <= kSmallMax)
-        return tcache_alloc(tls_thread_state.tcache, size_to_class_formula(size));
-    return allocate_big(size, kPage, false);
+    }
+    return malloc_slow(size);
 }
 
 // A small region goes onto the thread cache once the registry and the page

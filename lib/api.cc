@@ -23,13 +23,13 @@ AA_EXPORT void *aligned_alloc(size_t align, size_t size) { return aa_aligned_all
 AA_EXPORT void *memalign(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
 AA_EXPORT void *valloc(size_t size) { return aa_valloc(size); }
 AA_EXPORT void *pvalloc(size_t size) { return aa_pvalloc(size); }
-AA_EXPORT size_t malloc_usable_size(void *ptr) { return aa_usable_size(ptr); }
+AA_EXPORT size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW { return aa_usable_size(ptr); }
 
 AA_EXPORT size_t arenalloc_purge(void) { return aa_purge(); }
 
 // glibc's malloc_trim: the padding is ignored (nothing is kept at the top
 // of a heap here); 1 when memory was given back, as glibc documents.
-AA_EXPORT int malloc_trim(size_t pad) {
+AA_EXPORT int malloc_trim(size_t pad) ARENALLOC_NOTHROW {
     (void)pad;
     return aa_purge() != 0 ? 1 : 0;
 }

@@ -4,8 +4,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <new>
-
 #include "base.h"
 #include "options.h"
 #include "platform.h"
@@ -409,7 +407,7 @@ void run_release(Arena *a, Run *r) {
         }
     }
     if (r->npages == chunk_usable_pages()) {
-        if (a->nempty_chunks >= kRetainedChunks) {
+        if (a->nempty_chunks >= kRetainedChunks && !c->from_sbrk) {
             untag_boundary(c, c->header_pages);
             untag_boundary(c, c->npages - 1);
             chunk_release(a, c, r);
@@ -499,9 +497,9 @@ Arena *arena_create(unsigned index) {
     if (mem == nullptr)
         return nullptr;
     // base memory is zeroed, which is a valid empty arena except for the
-    // mutex, which is constructed in place.
+    // mutex, which is initialized explicitly.
     Arena *a = static_cast<Arena *>(mem);
-    new (&a->mutex) Mutex();
+    a->mutex.init();
     a->index = index;
     return a;
 }
@@ -553,6 +551,19 @@ void region_release_locked(Arena *a, Run *r, uint32_t reg) {
 
 }  // namespace
 
+// J and Z: new blocks zeroed or junk-filled, freed ones junk-filled.
+constexpr int kJunkOnAlloc = 0xa5;
+constexpr int kJunkOnFree = 0x5a;
+
+void fill_new_block(void *p, size_t usize, bool zero, bool known_zero) {
+    if (zero || g_options.zero) {
+        if (!known_zero)
+            memset(p, 0, usize);
+    } else if (g_options.junk) {
+        memset(p, kJunkOnAlloc, usize);
+    }
+}
+
 void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     a->mutex.lock();
     void *p = region_take_locked(a, bin_index);
@@ -563,8 +574,7 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
         errno = ENOMEM;
         return nullptr;
     }
-    if (zero)
-        memset(p, 0, bin_info(bin_index).region_size);
+    fill_new_block(p, bin_info(bin_index).region_size, zero, false);
     return p;
 }
 
@@ -639,8 +649,7 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
     a->stats.allocated_large += usize;
     a->mutex.unlock();
     void *p = reinterpret_cast<void *>(r->base);
-    if (zero && !zeroed)
-        memset(p, 0, usize);
+    fill_new_block(p, usize, zero, zeroed);
     return p;
 }
 
@@ -654,6 +663,11 @@ void arena_free(Chunk *c, void *p, const char *fn) {
         a->mutex.unlock();
         report_invalid_pointer(fn, p, finding);
         return;
+    }
+    if (AA_UNLIKELY(g_options.junk)) {
+        size_t usize = r->state == kPageSmall ? r->region_size
+                                               : static_cast<size_t>(r->npages) << kLgPage;
+        memset(p, kJunkOnFree, usize);
     }
     if (r->state == kPageSmall) {
         a->stats.ndalloc_small++;
@@ -752,7 +766,7 @@ uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
     Chunk *c = a->chunks;
     while (c != nullptr) {
         Chunk *next = c->next;
-        if (c->nfree_pages == chunk_usable_pages()) {
+        if (c->nfree_pages == chunk_usable_pages() && !c->from_sbrk) {
             Run *whole = page_map_run(c->map[c->header_pages]);
             free_run_remove(a, whole);
             untag_boundary(c, c->header_pages);

@@ -88,6 +88,10 @@ struct ThreadCounts {
 // A new arena from metadata memory, or nullptr.
 Arena *arena_create(unsigned index);
 
+// Fills a new block of usize bytes as the options ask (Z zero, J junk);
+// zero forces zeroing, known_zero says the memory already reads as zero.
+void fill_new_block(void *p, size_t usize, bool zero, bool known_zero);
+
 void *arena_malloc_small(Arena *a, unsigned bin, bool zero);
 
 // Takes up to n regions of bin for a thread cache, in one lock hold; the

@@ -13,8 +13,19 @@
 extern "C" {
 #endif
 
+/*
+ * glibc's <malloc.h> declares malloc_usable_size and malloc_trim as not
+ * throwing; in C++ the declarations here must say the same, in whichever
+ * order the two headers are included.
+ */
+#if defined(__cplusplus) && defined(__GLIBC__)
+#define ARENALLOC_NOTHROW noexcept(true)
+#else
+#define ARENALLOC_NOTHROW
+#endif
+
 /* Usable size of a block returned by this allocator (0 for NULL). */
-size_t malloc_usable_size(void *ptr);
+size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW;
 
 /*
  * Gives free memory back to the system now: the calling thread's cache is
@@ -23,7 +34,7 @@ size_t malloc_usable_size(void *ptr);
  * the same and returns 1 when anything was given back.
  */
 size_t arenalloc_purge(void);
-int malloc_trim(size_t pad);
+int malloc_trim(size_t pad) ARENALLOC_NOTHROW;
 
 /* A whole-heap summary; the mapped_* figures are bytes mapped now. */
 struct arenalloc_summary {

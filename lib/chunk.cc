@@ -1,7 +1,10 @@
 // chunk.cc — chunk geometry, mapping and registration.
 #include "chunk.h"
 
+#include <string.h>
+
 #include "chunk_registry.h"
+#include "options.h"
 #include "size_classes.h"
 
 namespace arenalloc {
@@ -22,30 +25,47 @@ void chunk_configure(unsigned lg_chunk) {
 }
 
 Chunk *chunk_map(Arena *arena) {
-    void *p = pages_map(g_chunk.chunk_size, g_chunk.chunk_size);
+    // D and M choose the sources, sbrk first when both are on.
+    void *p = nullptr;
+    bool from_sbrk = false;
+    if (g_options.use_sbrk) {
+        p = pages_map_sbrk(g_chunk.chunk_size, g_chunk.chunk_size);
+        from_sbrk = p != nullptr;
+    }
+    if (p == nullptr && g_options.use_mmap)
+        p = pages_map(g_chunk.chunk_size, g_chunk.chunk_size);
     if (p == nullptr)
         return nullptr;
     Chunk *c = static_cast<Chunk *>(p);
+    // Data-segment memory may hold old contents of a reused break: the
+    // page map must be written whole.
+    if (from_sbrk)
+        memset(c, 0, sizeof(Chunk) + g_chunk.npages * sizeof(PageMapEntry));
     c->magic = kChunkMagic;
     c->arena = arena;
     c->next = c->prev = nullptr;
     c->npages = g_chunk.npages;
     c->header_pages = g_chunk.header_pages;
     c->nfree_pages = 0;
+    c->from_sbrk = from_sbrk ? 1 : 0;
     for (uint32_t i = 0; i < c->header_pages; i++)
         c->map[i] = kPageHeader;
     if (!registry_insert(c, g_chunk.chunk_size,
                          reinterpret_cast<uintptr_t>(c) | kRegistryChunk)) {
-        pages_unmap(c, g_chunk.chunk_size);
+        if (!from_sbrk)
+            pages_unmap(c, g_chunk.chunk_size);
         return nullptr;
     }
     return c;
 }
 
-void chunk_unmap(Chunk *chunk) {
+bool chunk_unmap(Chunk *chunk) {
+    if (chunk->from_sbrk)
+        return false;
     registry_remove(chunk, g_chunk.chunk_size);
     chunk->magic = 0;
     pages_unmap(chunk, g_chunk.chunk_size);
+    return true;
 }
 
 }  // namespace arenalloc

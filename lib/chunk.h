@@ -27,9 +27,9 @@ struct ChunkGeometry {
 };
 extern AA_HIDDEN ChunkGeometry g_chunk;
 
-constexpr unsigned kLgChunkDefault = 21;  // 2 MiB
-constexpr unsigned kLgChunkMin = 18;      // 256 KiB, the registry granule
-constexpr unsigned kLgChunkMax = 30;      // 1 GiB
+constexpr int kLgChunkDefault = 21;  // 2 MiB
+constexpr int kLgChunkMin = 18;          // 256 KiB, the registry granule
+constexpr int kLgChunkMax = 30;          // 1 GiB
 
 struct Chunk {
     uint64_t magic;
@@ -39,7 +39,7 @@ struct Chunk {
     uint32_t npages;
     uint32_t header_pages;
     uint32_t nfree_pages;  // pages in free runs
-    uint32_t pad;
+    uint32_t from_sbrk;    // taken from the data segment (D): never unmapped
     PageMapEntry map[];    // npages entries
 };
 
@@ -51,8 +51,9 @@ void chunk_configure(unsigned lg_chunk);
 // Returns nullptr when the kernel refuses.
 Chunk *chunk_map(Arena *arena);
 
-// Unregisters and unmaps a chunk.
-void chunk_unmap(Chunk *chunk);
+// Unregisters and unmaps a chunk; false (and nothing done) for a chunk
+// from the data segment, which cannot be given back.
+bool chunk_unmap(Chunk *chunk);
 
 // The chunk of a pointer already known (from the registry) to lie in an
 // arena chunk: chunks are aligned to their size.

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "arena.h"
 #include "base.h"
 #include "chunk_registry.h"
 #include "mutex.h"
@@ -57,7 +58,22 @@ const char *validate_locked(Huge *h, const void *p) {
 
 }  // namespace
 
+namespace {
+
+void *huge_map(Arena *arena, size_t size, size_t align);
+
+}  // namespace
+
 void *huge_malloc(Arena *arena, size_t size, size_t align) {
+    void *p = huge_map(arena, size, align);
+    if (p != nullptr)
+        fill_new_block(p, align_up(size, kPage), false, true);  // fresh pages read zero
+    return p;
+}
+
+namespace {
+
+void *huge_map(Arena *arena, size_t size, size_t align) {
     size_t usize = align_up(size, kPage);
     size_t mapped = align_up(usize, kGranule);
     if (usize < size || mapped < usize) {
@@ -92,6 +108,8 @@ void *huge_malloc(Arena *arena, size_t size, size_t align) {
     g_huge_stats.mapped += mapped;
     return p;
 }
+
+}  // namespace
 
 void huge_free(Huge *h, void *p, const char *fn) {
     g_huge_mutex.lock();

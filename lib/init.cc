@@ -12,11 +12,14 @@
 #include "summary.h"
 #include "tcache.h"
 #include "thread_state.h"
+#include "trace.h"
+#include "report.h"
 
 namespace arenalloc {
 
 std::atomic<bool> g_initialized{false};
 unsigned g_narenas = 0;
+size_t g_fast_limit = 0;
 
 namespace {
 
@@ -24,22 +27,7 @@ Mutex g_init_mutex;     // serializes initialization
 Mutex g_arenas_mutex;   // serializes arena creation
 std::atomic<Arena *> *g_arenas = nullptr;
 
-unsigned default_narenas() {
-    uint64_t n = uint64_t{4} * platform_ncpus();
-    int shift = g_options.narenas_shift;
-    if (shift > 0)
-        n <<= shift;
-    else if (shift < 0)
-        n >>= -shift;
-    if (n < 1)
-        n = 1;
-    if (n > kMaxArenas)
-        n = kMaxArenas;
-    return static_cast<unsigned>(n);
-}
-
 void install_hooks() {
-    thread_state_hook_init();
     platform_atfork(malloc_prefork, malloc_postfork_parent, malloc_postfork_child);
     if (g_options.print_summary) {
         platform_keep_stderr();
@@ -55,19 +43,35 @@ bool init_slow() {
         g_init_mutex.unlock();
         return true;
     }
+    // A library built for one page size must not run with another: its
+    // chunk and run arithmetic would be wrong everywhere.
+    if (platform_page_size() != kPage) {
+        report_fatal("the system page size differs from the one arenalloc was built for");
+        g_init_mutex.unlock();
+        return false;
+    }
     options_init();
-    chunk_configure(g_options.lg_chunk);
-    unsigned n = default_narenas();
+    chunk_configure(static_cast<unsigned>(g_options.lg_chunk));
+    tcache_configure();
+    unsigned n = static_cast<unsigned>(g_options.narenas);
     void *table = base_alloc(n * sizeof(std::atomic<Arena *>));
     Arena *first = table != nullptr ? arena_create(0) : nullptr;
     if (first == nullptr) {
         g_init_mutex.unlock();
         return false;
     }
+    // The exit hook exists before any thread can be given an arena, so
+    // every thread's cache is returned when it exits (it does not allocate).
+    thread_state_hook_init();
     g_arenas = static_cast<std::atomic<Arena *> *>(table);
     g_arenas[0].store(first, std::memory_order_release);
     g_narenas = n;
+    trace_init();
     g_initialized.store(true, std::memory_order_release);
+    // Options that need every call on the slow path keep the inline fast
+    // paths shut; otherwise they open now.
+    if (!options_need_slow_path())
+        g_fast_limit = kLookupMax;
     g_init_mutex.unlock();
     // Hooks may allocate; the allocator can serve them now.
     install_hooks();

@@ -17,6 +17,11 @@ struct Arena;
 extern AA_HIDDEN std::atomic<bool> g_initialized;
 extern AA_HIDDEN unsigned g_narenas;
 
+// malloc's inline path serves sizes 1..g_fast_limit (compared as
+// size - 1 < g_fast_limit, so 0 is never inline).  0 until initialization,
+// and kept 0 when an option needs every call on the slow path.
+extern AA_HIDDEN size_t g_fast_limit;
+
 AA_NOINLINE bool init_slow();
 
 AA_ALWAYS_INLINE bool ensure_initialized() {

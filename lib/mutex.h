@@ -26,6 +26,10 @@ struct Mutex {
     }
     void unlock() { pthread_mutex_unlock(&lock_); }
 
+    // For a mutex in zeroed metadata memory, which is not necessarily a
+    // valid unlocked mutex on every system.
+    void init() { pthread_mutex_init(&lock_, nullptr); }
+
     // In a fork child only the forking thread exists; every lock it took in
     // the prefork handler is re-created free rather than unlocked.
     void reinit_in_child() { pthread_mutex_init(&lock_, nullptr); }

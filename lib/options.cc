@@ -1,4 +1,4 @@
-// options.cc — the MALLOC_OPTIONS parser.
+// options.cc — the MALLOC_OPTIONS parser, driven by kOptionTable.
 #include "options.h"
 
 #include "chunk.h"
@@ -10,67 +10,112 @@ extern "C" const char *_malloc_options __attribute__((weak));
 
 namespace arenalloc {
 
-Options g_options = {false, false, kLgChunkDefault, 0, kLgDirtyRatioDefault};
+Options g_options;
+
+const OptionDef kOptionTable[] = {
+    {'A', OptionKind::kBool, &Options::abort_on_warning, nullptr, 0, 0, "abort on warnings"},
+    {'C', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "cacheline-spaced classes"},
+    {'D', OptionKind::kBool, &Options::use_sbrk, nullptr, 0, 0, "sbrk chunks"},
+    {'E', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "medium classes"},
+    {'F', OptionKind::kLogDown, nullptr, &Options::lg_dirty_ratio, kLgDirtyRatioMin,
+     kLgDirtyRatioMax, "dirty page allowance"},
+    {'G', OptionKind::kLog, nullptr, &Options::lg_tcache_gc, 0, kLgTcacheGcMax,
+     "thread-cache GC interval"},
+    {'H', OptionKind::kLog, nullptr, &Options::tcache_shift, kTcacheShiftOff, kTcacheShiftMax,
+     "thread-cache size"},
+    {'J', OptionKind::kBool, &Options::junk, nullptr, 0, 0, "junk filling"},
+    {'K', OptionKind::kLog, nullptr, &Options::lg_chunk, kLgChunkMin, kLgChunkMax, "chunk size"},
+    {'M', OptionKind::kBool, &Options::use_mmap, nullptr, 0, 0, "mmap chunks"},
+    {'N', OptionKind::kDouble, nullptr, &Options::narenas, 1, kMaxArenas, "arena count"},
+    {'P', OptionKind::kBool, &Options::print_summary, nullptr, 0, 0, "statistics at exit"},
+    {'Q', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "quantum-spaced classes"},
+    {'U', OptionKind::kBool, &Options::trace, nullptr, 0, 0, "tracing"},
+    {'V', OptionKind::kBool, &Options::malloc0_null, nullptr, 0, 0, "malloc(0) returns NULL"},
+    {'X', OptionKind::kBool, &Options::xmalloc, nullptr, 0, 0, "abort on out of memory"},
+    {'Z', OptionKind::kBool, &Options::zero, nullptr, 0, 0, "zero filling"},
+};
+const unsigned kOptionTableSize = sizeof(kOptionTable) / sizeof(kOptionTable[0]);
 
 namespace {
 
 constexpr unsigned kMaxRepeat = 64;  // a count beyond this cannot change anything
+const char *g_conf_path = "/etc/malloc.conf";
+
+const OptionDef *find_option(char upper) {
+    for (unsigned i = 0; i < kOptionTableSize; i++)
+        if (kOptionTable[i].letter == upper)
+            return &kOptionTable[i];
+    return nullptr;
+}
+
+void warn(const char *text, char c);
+
+void bound_warning(const OptionDef &o, bool at_max, char c) {
+    char text[96];
+    LineBuffer line(text, sizeof(text) - 1);
+    line.str(o.name).str(at_max ? " at its maximum, ignoring" : " at its minimum, ignoring");
+    text[line.size()] = '\0';
+    warn(text, c);
+}
+
+// A letter repeated by a count warns at most once; the process goes on
+// with the value it reached.
+bool g_warned = false;
+
+void warn(const char *text, char c) {
+    if (g_warned)
+        return;
+    g_warned = true;
+    report_options_warning(text, c);
+}
 
 void apply_flag(char c) {
-    switch (c) {
-    case 'A':
-        g_options.abort_on_warning = true;
-        break;
-    case 'a':
-        g_options.abort_on_warning = false;
-        break;
-    case 'P':
-        g_options.print_summary = true;
-        break;
-    case 'p':
-        g_options.print_summary = false;
-        break;
-    case 'F':
-        if (g_options.lg_dirty_ratio > kLgDirtyRatioMin)
-            g_options.lg_dirty_ratio--;
+    bool upper = c >= 'A' && c <= 'Z';
+    char key = upper ? c : static_cast<char>(c - 'a' + 'A');
+    const OptionDef *o = (upper || (c >= 'a' && c <= 'z')) ? find_option(key) : nullptr;
+    if (o == nullptr) {
+        warn("Unsupported character in malloc options", c);
+        return;
+    }
+    switch (o->kind) {
+    case OptionKind::kBool:
+        g_options.*(o->flag) = upper;
+        return;
+    case OptionKind::kIgnored:
+        return;
+    case OptionKind::kLog:
+    case OptionKind::kLogDown: {
+        int &v = g_options.*(o->value);
+        bool up = (o->kind == OptionKind::kLog) == upper;
+        if (up ? v >= o->max : v <= o->min)
+            bound_warning(*o, up == (o->kind == OptionKind::kLog), c);
         else
-            report_options_warning("dirty page allowance at its maximum, ignoring", c);
-        break;
-    case 'f':
-        if (g_options.lg_dirty_ratio < kLgDirtyRatioMax)
-            g_options.lg_dirty_ratio++;
+            v += up ? 1 : -1;
+        return;
+    }
+    case OptionKind::kDouble: {
+        int &v = g_options.*(o->value);
+        if (upper ? v * 2 > o->max : v / 2 < o->min)
+            bound_warning(*o, upper, c);
         else
-            report_options_warning("dirty page allowance at its minimum, ignoring", c);
-        break;
-    case 'K':
-        if (g_options.lg_chunk < kLgChunkMax)
-            g_options.lg_chunk++;
-        else
-            report_options_warning("chunk size at its maximum (1 GiB), ignoring", c);
-        break;
-    case 'k':
-        if (g_options.lg_chunk > kLgChunkMin)
-            g_options.lg_chunk--;
-        else
-            report_options_warning("chunk size at its minimum (256 KiB), ignoring", c);
-        break;
-    case 'N':
-        if (g_options.narenas_shift < 12)
-            g_options.narenas_shift++;
-        else
-            report_options_warning("arena count at its maximum, ignoring", c);
-        break;
-    case 'n':
-        if (g_options.narenas_shift > -12)
-            g_options.narenas_shift--;
-        break;
-    default:
-        report_options_warning("Unsupported character in malloc options", c);
-        break;
+            v = upper ? v * 2 : v / 2;
+        return;
+    }
     }
 }
 
 }  // namespace
+
+void options_reset() {
+    g_options = Options{};
+    g_options.use_mmap = true;
+    g_options.lg_dirty_ratio = kLgDirtyRatioDefault;
+    g_options.lg_tcache_gc = kLgTcacheGcDefault;
+    g_options.tcache_shift = 0;
+    g_options.lg_chunk = kLgChunkDefault;
+    uint64_t n = uint64_t{4} * platform_ncpus();
+    g_options.narenas = static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
+}
 
 void options_parse(const char *opts) {
     unsigned repeat = 0;
@@ -85,22 +130,47 @@ void options_parse(const char *opts) {
             continue;
         }
         unsigned n = counting ? repeat : 1;
+        g_warned = false;
         for (unsigned i = 0; i < n; i++)
             apply_flag(c);
         repeat = 0;
         counting = false;
     }
+    // Chunks must come from somewhere.
+    if (!g_options.use_sbrk && !g_options.use_mmap)
+        g_options.use_mmap = true;
 }
 
+void options_set_conf_path(const char *path) { g_conf_path = path; }
+
 void options_init() {
+    options_reset();
     char link[256];
-    if (platform_readlink("/etc/malloc.conf", link, sizeof(link)))
+    if (platform_readlink(g_conf_path, link, sizeof(link)))
         options_parse(link);
     const char *env = platform_secure_getenv("MALLOC_OPTIONS");
     if (env != nullptr)
         options_parse(env);
     if (&_malloc_options != nullptr && _malloc_options != nullptr)
         options_parse(_malloc_options);
+}
+
+size_t options_in_force(char *buf, size_t cap) {
+    size_t n = 0;
+    for (unsigned i = 0; i < kOptionTableSize && n + 1 < cap; i++) {
+        const OptionDef &o = kOptionTable[i];
+        if (o.kind != OptionKind::kBool)
+            continue;
+        buf[n++] = g_options.*(o.flag) ? o.letter : static_cast<char>(o.letter - 'A' + 'a');
+    }
+    if (cap != 0)
+        buf[n] = '\0';
+    return n;
+}
+
+bool options_need_slow_path() {
+    return g_options.junk || g_options.zero || g_options.trace || g_options.xmalloc ||
+           g_options.tcache_shift <= kTcacheShiftOff;
 }
 
 }  // namespace arenalloc

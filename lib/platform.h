@@ -63,6 +63,26 @@ const char *platform_secure_getenv(const char *name);
 // returns false when there is no such link.  No file is opened.
 bool platform_readlink(const char *path, char *buf, size_t cap);
 
+// The page size the system uses (to check against kPage).
+size_t platform_page_size();
+
+// Opens path for appending (created if missing, close-on-exec); -1 on
+// failure.  Writes to a descriptor, retrying short writes.
+int platform_open_append(const char *path);
+void platform_write_fd(int fd, const char *buf, size_t len);
+
+// Process and thread ids, for trace records.
+uint64_t platform_pid();
+uint64_t platform_tid();
+
+// Records an allocation event with utrace(2) where the system has it
+// (BSD); returns false elsewhere.
+bool platform_utrace(const void *ptr, size_t size, const void *result);
+
+// Extends the data segment (sbrk) by size bytes starting at a multiple of
+// align, for chunks; nullptr where there is no sbrk or it fails.
+void *pages_map_sbrk(size_t size, size_t align);
+
 // Writes bytes to standard error, retrying on short writes; never allocates.
 // When the program has closed descriptor 2 (GNU tools do so in an atexit
 // handler) it writes to the copy kept by platform_keep_stderr(), if any.

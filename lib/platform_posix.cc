@@ -8,12 +8,15 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_UTRACE
+#include <sys/ktrace.h>
+#endif
 #ifdef HAVE_GETAUXVAL
 #include <sys/auxv.h>
 #endif
@@ -196,6 +199,88 @@ bool platform_readlink(const char *path, char *buf, size_t cap) {
         return false;
     buf[n] = '\0';
     return true;
+}
+
+size_t platform_page_size() {
+    long n = sysconf(_SC_PAGESIZE);
+    return n > 0 ? static_cast<size_t>(n) : kPage;
+}
+
+int platform_open_append(const char *path) {
+    int saved_errno = errno;
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    errno = saved_errno;
+    return fd;
+}
+
+void platform_write_fd(int fd, const char *buf, size_t len) {
+    int saved_errno = errno;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        buf += n;
+        len -= static_cast<size_t>(n);
+    }
+    errno = saved_errno;
+}
+
+uint64_t platform_pid() { return static_cast<uint64_t>(getpid()); }
+
+uint64_t platform_tid() {
+#if defined(SYS_gettid)
+    return static_cast<uint64_t>(syscall(SYS_gettid));
+#else
+    return reinterpret_cast<uintptr_t>(pthread_self());
+#endif
+}
+
+bool platform_utrace(const void *ptr, size_t size, const void *result) {
+#if defined(HAVE_UTRACE)
+    struct {
+        const void *p;
+        size_t s;
+        const void *r;
+    } record = {ptr, size, result};
+    int saved_errno = errno;
+    utrace(&record, sizeof(record));
+    errno = saved_errno;
+    return true;
+#else
+    (void)ptr;
+    (void)size;
+    (void)result;
+    return false;
+#endif
+}
+
+void *pages_map_sbrk(size_t size, size_t align) {
+#if defined(HAVE_SBRK)
+    // sbrk is not thread-safe; chunks are rare, a lock is cheap here.
+    static pthread_mutex_t sbrk_lock = PTHREAD_MUTEX_INITIALIZER;
+    int saved_errno = errno;
+    pthread_mutex_lock(&sbrk_lock);
+    void *result = nullptr;
+    void *cur = sbrk(0);
+    if (cur != reinterpret_cast<void *>(-1)) {
+        uintptr_t start = align_up(reinterpret_cast<uintptr_t>(cur), align);
+        size_t grow = start - reinterpret_cast<uintptr_t>(cur) + size;
+        if (grow >= size && sbrk(static_cast<intptr_t>(grow)) == cur) {
+            result = reinterpret_cast<void *>(start);
+            g_mapped.fetch_add(size, std::memory_order_relaxed);
+        }
+    }
+    pthread_mutex_unlock(&sbrk_lock);
+    errno = saved_errno;
+    return result;
+#else
+    (void)size;
+    (void)align;
+    return nullptr;
+#endif
 }
 
 void platform_keep_stderr() {

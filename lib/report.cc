@@ -17,12 +17,37 @@ void report_invalid_pointer(const char *fn, const void *ptr, const char *finding
     platform_abort();
 }
 
+void report_fatal(const char *text) {
+    char buf[256];
+    LineBuffer line(buf, sizeof(buf));
+    line.str("arenalloc: ").str(text).chr('\n');
+    platform_write_stderr(line.data(), line.size());
+}
+
+void report_out_of_memory(const char *fn, size_t size) {
+    char buf[256];
+    LineBuffer line(buf, sizeof(buf));
+    line.str("arenalloc: ").str(fn).str("(): out of memory (").dec(size).str(" bytes)\n");
+    platform_write_stderr(line.data(), line.size());
+    platform_abort();
+}
+
 void report_options_warning(const char *text, char c) {
     char buf[256];
     LineBuffer line(buf, sizeof(buf));
     line.str(platform_progname()).str(": (malloc) ").str(text);
-    if (c != '\0')
-        line.str(": '").chr(c).chr('\'');
+    if (c != '\0') {
+        // A control or non-ASCII byte is shown as \xNN: one line always.
+        unsigned char u = static_cast<unsigned char>(c);
+        line.str(": '");
+        if (u < 0x20 || u >= 0x7f) {
+            static const char digits[] = "0123456789abcdef";
+            line.str("\\x").chr(digits[u >> 4]).chr(digits[u & 15]);
+        } else {
+            line.chr(c);
+        }
+        line.chr('\'');
+    }
     line.chr('\n');
     platform_write_stderr(line.data(), line.size());
     if (g_options.abort_on_warning)

@@ -4,6 +4,8 @@
 #ifndef ARENALLOC_REPORT_H
 #define ARENALLOC_REPORT_H
 
+#include <cstddef>
+
 #include "util.h"
 
 namespace arenalloc {
@@ -14,6 +16,15 @@ namespace arenalloc {
 // ignores the call: leaking is always preferred to corrupting.)
 __attribute__((cold)) AA_NOINLINE void report_invalid_pointer(const char *fn, const void *ptr,
                                                                const char *finding);
+
+// An error that stops the allocator from working (e.g. at start-up):
+// "arenalloc: <text>".  The caller fails the request.
+__attribute__((cold)) AA_NOINLINE void report_fatal(const char *text);
+
+// Out of memory with the X option: "arenalloc: <fn>(): out of memory
+// (<size> bytes)", then abort().
+[[noreturn]] __attribute__((cold)) AA_NOINLINE void report_out_of_memory(const char *fn,
+                                                                          size_t size);
 
 // An options warning: "<prog>: (malloc) <text>"; fatal when A is in force.
 __attribute__((cold)) AA_NOINLINE void report_options_warning(const char *text, char c);

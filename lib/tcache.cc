@@ -2,17 +2,40 @@
 #include "tcache.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base.h"
 #include "chunk.h"
 #include "mutex.h"
+#include "options.h"
 #include "report.h"
 #include "thread_state.h"
 
 namespace arenalloc {
 
 TCache g_tcache_none;
+uint32_t g_tcache_slots[kNumBins];
+uint32_t g_tcache_total_slots;
+int32_t g_tcache_gc_interval;
+
+void tcache_configure() {
+    bool off = options_need_slow_path();
+    g_tcache_total_slots = 0;
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        g_tcache_slots[bin] = off ? 0 : tcache_slots_for(bin, g_options.tcache_shift);
+        g_tcache_total_slots += g_tcache_slots[bin];
+    }
+    g_tcache_gc_interval = g_options.lg_tcache_gc > 0 ? int32_t{1} << g_options.lg_tcache_gc : 0;
+}
+
+namespace {
+
+int32_t gc_ticker_start() {
+    return g_tcache_gc_interval != 0 ? g_tcache_gc_interval : INT32_MAX;
+}
+
+}  // namespace
 
 namespace {
 
@@ -32,6 +55,8 @@ void flush_oldest(TCacheBin *b, unsigned n) {
 }  // namespace
 
 TCache *tcache_create(Arena *a) {
+    if (g_tcache_total_slots == 0)
+        return nullptr;  // caches are off
     TCache *tc;
     {
         MutexGuard guard(g_tcache_mutex);
@@ -40,15 +65,16 @@ TCache *tcache_create(Arena *a) {
             g_tcache_free = tc->next_free;
     }
     if (tc == nullptr) {
-        tc = static_cast<TCache *>(base_alloc(sizeof(TCache)));
+        tc = static_cast<TCache *>(
+            base_alloc(sizeof(TCache) + (g_tcache_total_slots + kNumBins) * sizeof(void *)));
         if (tc == nullptr)
             return nullptr;
         void **slot = tc->slots;
         for (unsigned bin = 0; bin < kNumBins; bin++) {
             *slot++ = nullptr;  // the sentinel below the stack
             tc->bins[bin].stack = slot;
-            tc->bins[bin].max = tcache_slots(bin);
-            slot += tcache_slots(bin);
+            tc->bins[bin].max = g_tcache_slots[bin];
+            slot += g_tcache_slots[bin];
         }
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {
@@ -57,7 +83,7 @@ TCache *tcache_create(Arena *a) {
     }
     tc->arena = a;
     tc->counts = ThreadCounts{};
-    tc->gc_ticker = kGcInterval;
+    tc->gc_ticker = gc_ticker_start();
     tc->gc_bin = 0;
     tc->next_free = nullptr;
     return tc;
@@ -82,7 +108,9 @@ void tcache_destroy(TCache *tc) {
 namespace {
 
 void tcache_gc(TCache *tc) {
-    tc->gc_ticker = kGcInterval;
+    tc->gc_ticker = gc_ticker_start();
+    if (g_tcache_gc_interval == 0)
+        return;
     unsigned bin = tc->gc_bin;
     TCacheBin *b = &tc->bins[bin];
     if (!tc->active[bin] && b->count != 0)
@@ -128,10 +156,8 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
 }
 
 void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
-    if (AA_UNLIKELY(tc == &g_tcache_none)) {
-        arena_free(chunk_containing(p), p, "free");
-        return;
-    }
+    if (AA_UNLIKELY(tc == &g_tcache_none))
+        return g_free_uncached(p);
     TCacheBin *b = &tc->bins[bin];
     if (b->stack[b->count - 1] == p)
         return tcache_report_double_free(p);

@@ -4,7 +4,8 @@
 // refilled and drained in batches under one arena lock acquisition.
 //
 // Bounds: a class caches at most tcache_slots(bin) regions (about 16 KiB
-// worth, between 2 and 128 regions).  Every kGcInterval allocations one
+// worth, between 2 and 128 regions; H and h scale both).  Every
+// g_tcache_gc_interval allocations (8192 by default, G and g) one
 // class is visited; a class that needed no fill and no flush since the
 // last visit is idle, and half of its stack is flushed, so an idle class
 // drains to nothing while a busy one keeps what it uses.
@@ -26,19 +27,29 @@ namespace arenalloc {
 constexpr uint32_t kTcacheBinBytes = 16 << 10;
 constexpr uint32_t kTcacheMaxSlots = 128;
 constexpr uint32_t kTcacheMinSlots = 2;
-constexpr uint32_t kGcInterval = 8192;
 
-constexpr uint32_t tcache_slots(unsigned bin) {
-    uint32_t n = kTcacheBinBytes / static_cast<uint32_t>(class_size_formula(bin));
-    return n < kTcacheMinSlots ? kTcacheMinSlots : n > kTcacheMaxSlots ? kTcacheMaxSlots : n;
+// Capacity of a class's stack when H/h shift the default: about
+// kTcacheBinBytes worth, between kTcacheMinSlots and kTcacheMaxSlots
+// regions, both scaled by 2^shift.
+constexpr uint32_t tcache_slots_for(unsigned bin, int shift) {
+    uint32_t bytes = shift >= 0 ? kTcacheBinBytes << shift : kTcacheBinBytes >> -shift;
+    uint32_t most = shift >= 0 ? kTcacheMaxSlots << shift : kTcacheMaxSlots >> -shift;
+    uint32_t least = kTcacheMinSlots < most ? kTcacheMinSlots : most;
+    uint32_t n = bytes / static_cast<uint32_t>(class_size_formula(bin));
+    return n < least ? least : n > most ? most : n;
 }
 
-constexpr uint32_t tcache_total_slots() {
-    uint32_t n = 0;
-    for (unsigned b = 0; b < kNumBins; b++)
-        n += tcache_slots(b);
-    return n;
-}
+// The default capacity (no H or h).
+constexpr uint32_t tcache_slots(unsigned bin) { return tcache_slots_for(bin, 0); }
+
+// Capacities in force, set once at initialization from the options.
+extern AA_HIDDEN uint32_t g_tcache_slots[kNumBins];  // all 0 when caches are off
+extern AA_HIDDEN uint32_t g_tcache_total_slots;
+extern AA_HIDDEN int32_t g_tcache_gc_interval;       // 0: no GC
+
+// Applies the H and G options; thread caches are off when H is at its
+// minimum or an option needs every call on the slow path.
+void tcache_configure();
 
 // Owned by its thread; no other thread reads or writes it.
 struct TCacheBin {
@@ -57,8 +68,9 @@ struct TCache {
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
     // Each bin's stack, preceded by one null slot so that the double-free
-    // check can read stack[count - 1] without testing count.
-    void *slots[tcache_total_slots() + kNumBins];
+    // check can read stack[count - 1] without testing count:
+    // g_tcache_total_slots + kNumBins entries.
+    void *slots[];
 };
 
 // The cache of a thread that has none: every bin is empty with no room,
@@ -79,6 +91,11 @@ void tcache_flush_all(TCache *tc);
 // Slow paths of the hit functions below.
 AA_NOINLINE void *tcache_alloc_slow(TCache *tc, unsigned bin);
 AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
+
+// Where a block freed by a thread without a cache goes: the allocator's
+// uncached free path (it traces and checks the block); set by the layer
+// above, so this one does not depend on it.
+extern AA_HIDDEN void (*const g_free_uncached)(void *p);
 AA_NOINLINE void tcache_report_double_free(void *p);
 
 void tcache_prefork();

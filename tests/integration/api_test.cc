@@ -27,10 +27,10 @@ namespace {
 
 const size_t KiB = 1024;
 const size_t MiB = 1024 * 1024;
-const size_t small_max = 14336;          // largest small class (SPEC.md)
+const size_t small_max = 14336;          // largest small class (arenalloc(3))
 const size_t large_max = 1792 * KiB;     // largest large class, 2 MiB chunks
 
-// The size classes of SPEC.md: 8, 16, 32 ... 128 by 16, then four per
+// The size classes of arenalloc(3): 8, 16, 32 ... 128 by 16, then four per
 // doubling, up to the largest large class.
 std::vector<size_t>
 size_classes(void)
@@ -61,7 +61,7 @@ lowbit(size_t x)
     return x & (~x + 1);
 }
 
-// Alignment SPEC.md promises for malloc(n): a small block of class S is
+// Alignment arenalloc(3) promises for malloc(n): a small block of class S is
 // aligned to the largest power of two dividing S; large and huge blocks are
 // whole pages.
 size_t
@@ -533,7 +533,7 @@ ATF_TEST_CASE_BODY(realloc__null)
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__zero_size);
 ATF_TEST_CASE_BODY(realloc__zero_size)
 {
-    // SPEC.md: realloc(p, 0) behaves as realloc(p, 1).
+    // arenalloc(3): realloc(p, 0) behaves as realloc(p, 1).
     for (size_t n : { size_t(1), size_t(100), 20000 * size_t(1), 3 * MiB }) {
         unsigned char *p = static_cast<unsigned char *>(malloc(n));
         ATF_REQUIRE(p != NULL);

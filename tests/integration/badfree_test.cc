@@ -1,6 +1,6 @@
 // Bad input to free(), realloc() and malloc_usable_size(): pointers the
 // allocator never returned, interior pointers and double frees must be
-// detected, reported with one line on stderr and abort() (SPEC.md).
+// detected, reported with one line on stderr and abort() (arenalloc(3)).
 //
 // Each case runs the bad call in a forked child and checks that the child died
 // by SIGABRT after writing

@@ -172,7 +172,7 @@ ATF_TEST_CASE_BODY(tcache__idle_class_drained) {
     ATF_REQUIRE(tc->bins[idle].count > 0);
     // Busy with another class only: every class is visited once per
     // kNumBins GC intervals; an idle one loses half its stack per visit.
-    for (uint64_t i = 0; i < uint64_t{kGcInterval} * kNumBins * 12; i++)
+    for (uint64_t i = 0; i < uint64_t(g_tcache_gc_interval) * kNumBins * 12; i++)
         aa_free(aa_malloc(32));
     ATF_REQUIRE_EQ(tc->bins[idle].count, 0u);
     ATF_REQUIRE(tc->bins[size_to_class(32)].count > 0);
