@@ -28,9 +28,17 @@ AA_NOINLINE void *fail_enomem() {
     return nullptr;
 }
 
+// Adds a block made outside the thread cache to the thread's byte count.
+void *counted(void *p, size_t usize) {
+    if (p != nullptr)
+        tls_thread_state.allocated_uncached += usize;
+    return p;
+}
+
+}  // namespace
+
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.
-}  // namespace
 
 void *allocate_big(size_t size, size_t align, bool zero) {
     if (size > kMaxRequest)
@@ -43,8 +51,9 @@ void *allocate_big(size_t size, size_t align, bool zero) {
         if (s <= kSmallMax)
             return allocate_small_slow(size_to_class(s), zero);
         if (s <= g_chunk.large_max)
-            return arena_malloc_large(a, size_to_class(s), kPage, zero);
-        return huge_malloc(a, s, align);
+            return counted(arena_malloc_large(a, size_to_class(s), kPage, zero),
+                           class_to_size(size_to_class(s)));
+        return counted(huge_malloc(a, s, align), align_up(s, kPage));
     }
     // A large run can be aligned by skipping its leading pages, as long as
     // the worst-case padding still fits a chunk.
@@ -52,9 +61,9 @@ void *allocate_big(size_t size, size_t align, bool zero) {
     if (s <= g_chunk.large_max) {
         unsigned cls = size_to_class(s);
         if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
-            return arena_malloc_large(a, cls, align, zero);
+            return counted(arena_malloc_large(a, cls, align, zero), class_to_size(cls));
     }
-    return huge_malloc(a, size, align);
+    return counted(huge_malloc(a, size, align), align_up(size, kPage));
 }
 
 // Small requests made outside malloc itself (calloc, realloc, aligned):
@@ -98,11 +107,13 @@ size_t block_usable_size(const void *ptr, const char *fn) {
 void deallocate(void *ptr, const char *fn) {
     uintptr_t owner = registry_lookup(ptr);
     if (AA_LIKELY(owner & kRegistryChunk)) {
-        arena_free(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask), ptr, fn);
+        tls_thread_state.deallocated_uncached +=
+            arena_free(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask), ptr, fn);
         return;
     }
     if (owner & kRegistryHuge) {
-        huge_free(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+        tls_thread_state.deallocated_uncached +=
+            huge_free(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
         return;
     }
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");

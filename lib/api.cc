@@ -4,6 +4,7 @@
 
 #include "allocator.h"
 #include "arenalloc.h"
+#include "stats.h"
 #include "summary.h"
 #include "util.h"
 
@@ -32,6 +33,11 @@ AA_EXPORT size_t arenalloc_purge(void) { return aa_purge(); }
 AA_EXPORT int malloc_trim(size_t pad) ARENALLOC_NOTHROW {
     (void)pad;
     return aa_purge() != 0 ? 1 : 0;
+}
+
+AA_EXPORT void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
+                                  const char *opts) {
+    stats_print(write_cb, cbopaque, opts);
 }
 
 AA_EXPORT int arenalloc_get_summary(struct arenalloc_summary *out) {

@@ -15,11 +15,14 @@ namespace {
 
 // ---- thread counts ---------------------------------------------------
 
-void merge_counts_locked(Arena *a, ThreadCounts *counts) {
-    a->stats.nmalloc_small += counts->nmalloc_small;
-    a->stats.ndalloc_small += counts->ndalloc_small;
-    counts->nmalloc_small = 0;
-    counts->ndalloc_small = 0;
+void merge_bin_counts_locked(Arena *a, ThreadCounts *counts, unsigned bin) {
+    uint64_t m = counts->nmalloc[bin] - counts->merged_nmalloc[bin];
+    uint64_t f = counts->nfree[bin] - counts->merged_nfree[bin];
+    a->bins[bin].nrequests += m;
+    a->stats.nmalloc_small += m;
+    a->stats.ndalloc_small += f;
+    counts->merged_nmalloc[bin] = counts->nmalloc[bin];
+    counts->merged_nfree[bin] = counts->nfree[bin];
 }
 
 // ---- run descriptors -------------------------------------------------
@@ -567,8 +570,10 @@ void fill_new_block(void *p, size_t usize, bool zero, bool known_zero) {
 void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     a->mutex.lock();
     void *p = region_take_locked(a, bin_index);
-    if (p != nullptr)
+    if (p != nullptr) {
         a->stats.nmalloc_small++;
+        a->bins[bin_index].nrequests++;
+    }
     a->mutex.unlock();
     if (AA_UNLIKELY(p == nullptr)) {
         errno = ENOMEM;
@@ -581,7 +586,8 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
 unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
                           ThreadCounts *counts) {
     MutexGuard guard(a->mutex);
-    merge_counts_locked(a, counts);
+    merge_bin_counts_locked(a, counts, bin_index);
+    a->bins[bin_index].nfills++;
     unsigned got = 0;
     // Filled from the top down, so that the stack hands out the lowest
     // addresses first and live regions stay packed.
@@ -599,8 +605,9 @@ unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
     return got;
 }
 
-unsigned arena_flush_small(Arena *a, void **ptrs, unsigned n) {
+unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     MutexGuard guard(a->mutex);
+    a->bins[bin].nflushes++;
     unsigned kept = 0;
     for (unsigned i = 0; i < n; i++) {
         void *p = ptrs[i];
@@ -625,7 +632,8 @@ unsigned arena_flush_small(Arena *a, void **ptrs, unsigned n) {
 
 void arena_merge_counts(Arena *a, ThreadCounts *counts) {
     MutexGuard guard(a->mutex);
-    merge_counts_locked(a, counts);
+    for (unsigned bin = 0; bin < kNumBins; bin++)
+        merge_bin_counts_locked(a, counts, bin);
 }
 
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
@@ -647,13 +655,15 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
     tag_pages(r, kPageLarge);
     a->stats.nmalloc_large++;
     a->stats.allocated_large += usize;
+    a->large[cls - kNumBins].nmalloc++;
+    a->large[cls - kNumBins].curruns++;
     a->mutex.unlock();
     void *p = reinterpret_cast<void *>(r->base);
     fill_new_block(p, usize, zero, zeroed);
     return p;
 }
 
-void arena_free(Chunk *c, void *p, const char *fn) {
+size_t arena_free(Chunk *c, void *p, const char *fn) {
     Arena *a = c->arena;
     a->mutex.lock();
     Run *r = nullptr;
@@ -662,22 +672,25 @@ void arena_free(Chunk *c, void *p, const char *fn) {
     if (AA_UNLIKELY(finding != nullptr)) {
         a->mutex.unlock();
         report_invalid_pointer(fn, p, finding);
-        return;
+        return 0;
     }
-    if (AA_UNLIKELY(g_options.junk)) {
-        size_t usize = r->state == kPageSmall ? r->region_size
-                                               : static_cast<size_t>(r->npages) << kLgPage;
+    size_t usize = r->state == kPageSmall ? r->region_size
+                                           : static_cast<size_t>(r->npages) << kLgPage;
+    if (AA_UNLIKELY(g_options.junk))
         memset(p, kJunkOnFree, usize);
-    }
     if (r->state == kPageSmall) {
         a->stats.ndalloc_small++;
         region_release_locked(a, r, reg);
-    } else {
-        a->stats.ndalloc_large++;
-        a->stats.allocated_large -= static_cast<uint64_t>(r->npages) << kLgPage;
-        run_release(a, r);
+        a->mutex.unlock();
+        return usize;
     }
+    a->stats.ndalloc_large++;
+    a->stats.allocated_large -= usize;
+    a->large[r->size_class - kNumBins].ndalloc++;
+    a->large[r->size_class - kNumBins].curruns--;
+    run_release(a, r);
     a->mutex.unlock();
+    return usize;
 }
 
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
@@ -696,6 +709,20 @@ size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
         report_invalid_pointer(fn, p, finding);
     return usize;
 }
+
+namespace {
+
+// A large block resized in place changes class: it leaves one class's
+// counts and joins the other's.
+void move_large_class(Arena *a, Run *r, unsigned cls) {
+    a->large[r->size_class - kNumBins].curruns--;
+    a->large[r->size_class - kNumBins].ndalloc++;
+    a->large[cls - kNumBins].curruns++;
+    a->large[cls - kNumBins].nmalloc++;
+    r->size_class = static_cast<uint8_t>(cls);
+}
+
+}  // namespace
 
 bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     Arena *a = c->arena;
@@ -719,7 +746,7 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
         tail->base = chunk_page_addr(c, first + new_pages);
         tail->npages = old_pages - new_pages;
         r->npages = new_pages;
-        r->size_class = static_cast<uint8_t>(cls);
+        move_large_class(a, r, cls);
         a->stats.allocated_large -= static_cast<uint64_t>(tail->npages) << kLgPage;
         run_release(a, tail);
         return true;
@@ -751,7 +778,7 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     c->nfree_pages -= extra;
     a->nactive += extra;
     r->npages = new_pages;
-    r->size_class = static_cast<uint8_t>(cls);
+    move_large_class(a, r, cls);
     tag_pages(r, kPageLarge);
     a->stats.allocated_large += static_cast<uint64_t>(extra) << kLgPage;
     return true;

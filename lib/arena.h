@@ -27,12 +27,23 @@
 namespace arenalloc {
 
 struct Bin {
-    Run *current;       // run allocations are cut from
-    Run *nonfull;       // other runs with free regions
-    uint64_t nmalloc;   // regions handed out
-    uint64_t ndalloc;   // regions returned
-    uint64_t nruns;     // runs created over time
-    uint64_t curruns;   // runs alive now
+    Run *current;        // run allocations are cut from
+    Run *nonfull;        // other runs with free regions
+    uint64_t nmalloc;    // regions handed out (to programs or thread caches)
+    uint64_t ndalloc;    // regions returned
+    uint64_t nrequests;  // malloc calls served from this class (caches merged)
+    uint64_t nfills;     // thread-cache fills
+    uint64_t nflushes;   // thread-cache flushes
+    uint64_t nruns;      // runs created over time
+    uint64_t curruns;    // runs alive now
+};
+
+constexpr unsigned kNumLargeClasses = kNumClasses - kNumBins;
+
+struct LargeClassStats {
+    uint64_t nmalloc;
+    uint64_t ndalloc;
+    uint64_t curruns;
 };
 
 // Purging: an arena keeps its dirty pages (free pages written since they
@@ -76,13 +87,17 @@ struct Arena {
     uint64_t decay_epoch_end;        // platform_now_ms() when the period ends
     uint32_t decay_ticks;
     ArenaStats stats;
+    LargeClassStats large[kNumLargeClasses];
 };
 
-// Counts a thread cache keeps without a lock and hands to an arena when
-// it next takes the arena's lock (then zeroes them).
+// Counts a thread cache keeps without a lock: cumulative small requests
+// and frees per class, handed to an arena (the part not merged yet) when
+// the cache next takes that arena's lock for the class, or flushes.
 struct ThreadCounts {
-    uint64_t nmalloc_small;
-    uint64_t ndalloc_small;
+    uint64_t nmalloc[kNumBins];
+    uint64_t nfree[kNumBins];
+    uint64_t merged_nmalloc[kNumBins];
+    uint64_t merged_nfree[kNumBins];
 };
 
 // A new arena from metadata memory, or nullptr.
@@ -98,18 +113,20 @@ void *arena_malloc_small(Arena *a, unsigned bin, bool zero);
 // lowest address ends at out[got - 1] (popped first).  Merges counts.
 unsigned arena_fill_small(Arena *a, unsigned bin, void **out, unsigned n, ThreadCounts *counts);
 
-// Frees, in one lock hold, those of the n small regions in ptrs that a
-// owns (each checked like free() checks it); the others are moved to the
-// front of ptrs and their number returned.
-unsigned arena_flush_small(Arena *a, void **ptrs, unsigned n);
+// Frees, in one lock hold, those of the n small regions of class bin in
+// ptrs that a owns (each checked like free() checks it); the others are
+// moved to the front of ptrs and their number returned.
+unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n);
 
+// Merges every class's unmerged counts into a.
 void arena_merge_counts(Arena *a, ThreadCounts *counts);
 // Large class cls, aligned to align (a power of two, at least a page).
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
 
 // Frees p, which the registry placed in chunk c.  A pointer that is not a
 // live block start is reported on behalf of fn.
-void arena_free(Chunk *c, void *p, const char *fn);
+// Returns the usable size freed (0 after reporting a bad pointer).
+size_t arena_free(Chunk *c, void *p, const char *fn);
 
 // Usable size of the live block at p in chunk c; reports bad pointers.
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn);

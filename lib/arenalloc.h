@@ -36,6 +36,16 @@ size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW;
 size_t arenalloc_purge(void);
 int malloc_trim(size_t pad) ARENALLOC_NOTHROW;
 
+/*
+ * Writes a report of the allocator's statistics through write_cb (to
+ * standard error when write_cb is NULL), in pieces, allocating nothing.
+ * opts: "J" for JSON instead of text; g, m, a, b, l leave out the general
+ * information, the merged totals, the per-arena sections, the bin tables
+ * and the large-class tables.  See arenalloc(3), STATISTICS.
+ */
+void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
+                        const char *opts);
+
 /* A whole-heap summary; the mapped_* figures are bytes mapped now. */
 struct arenalloc_summary {
     uint64_t nmalloc_small;   /* small allocations served */

@@ -111,14 +111,15 @@ void *huge_map(Arena *arena, size_t size, size_t align) {
 
 }  // namespace
 
-void huge_free(Huge *h, void *p, const char *fn) {
+size_t huge_free(Huge *h, void *p, const char *fn) {
     g_huge_mutex.lock();
     const char *finding = validate_locked(h, p);
     if (AA_UNLIKELY(finding != nullptr)) {
         g_huge_mutex.unlock();
         report_invalid_pointer(fn, p, finding);
-        return;
+        return 0;
     }
+    size_t usize = h->usize;
     size_t mapped = h->mapped;
     registry_remove(p, mapped);
     list_remove_locked(h);
@@ -130,6 +131,7 @@ void huge_free(Huge *h, void *p, const char *fn) {
     g_huge_spare = h;
     g_huge_mutex.unlock();
     pages_unmap(p, mapped);
+    return usize;
 }
 
 size_t huge_usable_size(Huge *h, const void *p, const char *fn) {

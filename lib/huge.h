@@ -32,7 +32,8 @@ void *huge_malloc(Arena *arena, size_t size, size_t align);
 
 // Frees the huge block described by h; p must be its start (else reported
 // on behalf of fn).
-void huge_free(Huge *h, void *p, const char *fn);
+// Returns the usable size freed (0 after reporting a bad pointer).
+size_t huge_free(Huge *h, void *p, const char *fn);
 
 // Usable size of the huge block at p; reports bad pointers.
 size_t huge_usable_size(Huge *h, const void *p, const char *fn);

@@ -9,6 +9,7 @@
 #include "mutex.h"
 #include "options.h"
 #include "platform.h"
+#include "stats.h"
 #include "summary.h"
 #include "tcache.h"
 #include "thread_state.h"
@@ -27,11 +28,17 @@ Mutex g_init_mutex;     // serializes initialization
 Mutex g_arenas_mutex;   // serializes arena creation
 std::atomic<Arena *> *g_arenas = nullptr;
 
+// The P report: the summary lines, then the full statistics.
+void print_at_exit() {
+    summary_print();
+    stats_print(nullptr, nullptr, "");
+}
+
 void install_hooks() {
     platform_atfork(malloc_prefork, malloc_postfork_parent, malloc_postfork_child);
     if (g_options.print_summary) {
         platform_keep_stderr();
-        platform_at_exit(summary_print);
+        platform_at_exit(print_at_exit);
     }
 }
 

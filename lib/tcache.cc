@@ -44,10 +44,10 @@ TCache *g_tcache_free = nullptr;    // caches of exited threads, for reuse
 
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
-void flush_oldest(TCacheBin *b, unsigned n) {
+void flush_oldest(TCacheBin *b, unsigned bin, unsigned n) {
     unsigned left = n;
     while (left != 0)
-        left = arena_flush_small(chunk_containing(b->stack[0])->arena, b->stack, left);
+        left = arena_flush_small(chunk_containing(b->stack[0])->arena, bin, b->stack, left);
     memmove(b->stack, b->stack + n, (b->count - n) * sizeof(void *));
     b->count -= n;
 }
@@ -82,7 +82,7 @@ TCache *tcache_create(Arena *a) {
         tc->active[bin] = 0;
     }
     tc->arena = a;
-    tc->counts = ThreadCounts{};
+    memset(&tc->counts, 0, sizeof(tc->counts));
     tc->gc_ticker = gc_ticker_start();
     tc->gc_bin = 0;
     tc->next_free = nullptr;
@@ -93,7 +93,7 @@ void tcache_flush_all(TCache *tc) {
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         TCacheBin *b = &tc->bins[bin];
         if (b->count != 0)
-            flush_oldest(b, b->count);
+            flush_oldest(b, bin, b->count);
     }
     arena_merge_counts(tc->arena, &tc->counts);
 }
@@ -114,7 +114,7 @@ void tcache_gc(TCache *tc) {
     unsigned bin = tc->gc_bin;
     TCacheBin *b = &tc->bins[bin];
     if (!tc->active[bin] && b->count != 0)
-        flush_oldest(b, (b->count + 1) / 2);
+        flush_oldest(b, bin, (b->count + 1) / 2);
     tc->active[bin] = 0;
     tc->gc_bin = (bin + 1) % kNumBins;
 }
@@ -131,7 +131,10 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
                 errno = ENOMEM;
                 return nullptr;
             }
-            return arena_malloc_small(a, bin, false);
+            void *p = arena_malloc_small(a, bin, false);
+            if (p != nullptr)
+                tls_thread_state.allocated_uncached += bin_info(bin).region_size;
+            return p;
         }
         return tcache_alloc(tc, bin);
     }
@@ -151,7 +154,7 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         tc->active[bin] = 1;
     }
     uint32_t n = --b->count;
-    tc->counts.nmalloc_small++;
+    tc->counts.nmalloc[bin]++;
     return b->stack[n];
 }
 
@@ -161,10 +164,10 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
     if (b->stack[b->count - 1] == p)
         return tcache_report_double_free(p);
-    flush_oldest(b, b->max / 2 != 0 ? b->max / 2 : b->count);
+    flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
     tc->active[bin] = 1;
     b->stack[b->count++] = p;
-    tc->counts.ndalloc_small++;
+    tc->counts.nfree[bin]++;
 }
 
 void tcache_report_double_free(void *p) {

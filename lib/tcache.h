@@ -112,7 +112,7 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, unsigned bin) {
         return tcache_alloc_slow(tc, bin);
     n--;
     b->count = n;
-    tc->counts.nmalloc_small++;
+    tc->counts.nmalloc[bin]++;
     return b->stack[n];
 }
 
@@ -129,7 +129,7 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, unsigned bin, void *p) {
         return tcache_report_double_free(p);
     b->stack[n] = p;
     b->count = n + 1;
-    tc->counts.ndalloc_small++;
+    tc->counts.nfree[bin]++;
 }
 
 }  // namespace arenalloc

@@ -11,7 +11,7 @@
 
 namespace arenalloc {
 
-__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew};
+__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, 0, 0};
 
 namespace {
 
@@ -91,6 +91,22 @@ bool thread_set_arena(unsigned index) {
 void thread_state_hook_init() {
     if (pthread_key_create(&g_exit_key, thread_exit) == 0)
         g_exit_key_ready.store(true, std::memory_order_release);
+}
+
+uint64_t thread_bytes_allocated() {
+    uint64_t n = tls_thread_state.allocated_uncached;
+    const TCache *tc = tls_thread_state.tcache;
+    for (unsigned bin = 0; bin < kNumBins; bin++)
+        n += tc->counts.nmalloc[bin] * bin_info(bin).region_size;
+    return n;
+}
+
+uint64_t thread_bytes_deallocated() {
+    uint64_t n = tls_thread_state.deallocated_uncached;
+    const TCache *tc = tls_thread_state.tcache;
+    for (unsigned bin = 0; bin < kNumBins; bin++)
+        n += tc->counts.nfree[bin] * bin_info(bin).region_size;
+    return n;
 }
 
 uint64_t thread_state_nthreads_seen() {

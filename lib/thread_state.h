@@ -32,6 +32,11 @@ struct ThreadState {
     TCache *tcache;  // &g_tcache_none until the first small request, and after exit
     Arena *arena;
     uint8_t phase;
+    // Bytes this thread allocated and freed outside its cache (large and
+    // huge blocks, small ones when it has no cache); the cache counts the
+    // rest.  For thread.allocated / thread.deallocated.
+    uint64_t allocated_uncached;
+    uint64_t deallocated_uncached;
 };
 
 extern AA_HIDDEN __thread ThreadState tls_thread_state AA_TLS_MODEL;
@@ -57,6 +62,11 @@ bool thread_set_arena(unsigned index);
 
 // Creates the thread-exit hook; called once after initialization.
 void thread_state_hook_init();
+
+// Bytes the calling thread has allocated / freed so far (a block resized in
+// place by realloc counts as neither).
+uint64_t thread_bytes_allocated();
+uint64_t thread_bytes_deallocated();
 
 // Number of threads ever assigned an arena.
 uint64_t thread_state_nthreads_seen();

@@ -58,3 +58,26 @@ LineBuffer &LineBuffer::hex(uint64_t v) {
 }
 
 }  // namespace arenalloc
+
+namespace arenalloc {
+
+LineBuffer &LineBuffer::rdec(uint64_t v, unsigned width) {
+    char tmp[20];
+    size_t n = format_decimal(tmp, v);
+    for (size_t i = n; i < width; i++)
+        chr(' ');
+    for (size_t i = 0; i < n; i++)
+        chr(tmp[i]);
+    return *this;
+}
+
+LineBuffer &LineBuffer::rstr(const char *s, unsigned width) {
+    size_t n = 0;
+    while (s[n] != '\0')
+        n++;
+    for (size_t i = n; i < width; i++)
+        chr(' ');
+    return str(s);
+}
+
+}  // namespace arenalloc

@@ -53,6 +53,10 @@ class LineBuffer {
     LineBuffer &dec(uint64_t v);
     LineBuffer &hex(uint64_t v);  // with a 0x prefix
     LineBuffer &chr(char c);
+    // Right-aligned in width columns (never truncated).
+    LineBuffer &rdec(uint64_t v, unsigned width);
+    LineBuffer &rstr(const char *s, unsigned width);
+    void clear() { len_ = 0; }
     const char *data() const { return buf_; }
     size_t size() const { return len_; }
 

@@ -143,7 +143,7 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "free",          "reallocarray",   "posix_memalign",
         "aligned_alloc", "memalign",       "valloc",
         "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
-        "arenalloc_purge", "malloc_trim",
+        "arenalloc_purge", "malloc_trim", "malloc_stats_print",
     };
     const std::string out =
         tool_output("nm", { "-D", "--defined-only", shlib(*this) });

@@ -15,6 +15,9 @@
  *   Starting test with N threads...
  *   Thread I: S seconds for R requests of B bytes   (one line per thread)
  *   elapsed: S seconds                   wall time, barrier to last join
+ *   result per_thread_s S s lower        mean of the threads' own times
+ *   result throughput_Mops M Mops/s higher
+ *                                        all threads' pairs / elapsed
  *
  * The program makes no judgement about the figures; tools/bench/run
  * collects them.
@@ -110,7 +113,7 @@ main(int argc, char *argv[])
 	unsigned long nthreads = 1;
 	struct worker *workers;
 	unsigned long i;
-	double t0, elapsed;
+	double t0, elapsed, sum = 0;
 	int failed = 0;
 
 	if (argc > 4 || (argc > 1 && strcmp(argv[1], "-h") == 0)) {
@@ -169,8 +172,13 @@ main(int argc, char *argv[])
 		printf("Thread %u: %.6f seconds for %lu requests of %zu bytes\n",
 		    workers[i].index, workers[i].seconds, iterations, size);
 		failed |= workers[i].failed;
+		sum += workers[i].seconds;
 	}
 	printf("elapsed: %.6f seconds\n", elapsed);
+	/* The figures tools/bench/run collects (see bench.h for the format). */
+	printf("result per_thread_s %.6g s lower\n", sum / (double)nthreads);
+	printf("result throughput_Mops %.6g Mops/s higher\n",
+	    (double)nthreads * (double)iterations / elapsed / 1e6);
 	free(workers);
 	if (failed) {
 		fprintf(stderr, "malloc_test: malloc returned NULL\n");

@@ -1,0 +1,420 @@
+// stats.cc — snapshots of the counters and the malloc_stats_print report.
+#include "stats.h"
+
+#include "base.h"
+#include "chunk.h"
+#include "config.h"
+#include "huge.h"
+#include "init.h"
+#include "options.h"
+#include "platform.h"
+#include "tcache.h"
+#include "thread_state.h"
+#include "util.h"
+
+namespace arenalloc {
+
+void stats_merge_own_cache() {
+    TCache *tc = tls_thread_state.tcache;
+    if (tc != &g_tcache_none)
+        arena_merge_counts(tc->arena, &tc->counts);
+}
+
+bool stats_arena(unsigned i, ArenaSnapshot *out) {
+    if (!ensure_initialized() || i >= g_narenas)
+        return false;
+    Arena *a = arena_peek(i);
+    if (a == nullptr)
+        return false;
+    MutexGuard guard(a->mutex);
+    out->index = i;
+    out->nthreads = a->nthreads.load(std::memory_order_relaxed);
+    out->mapped = a->stats.nchunks * g_chunk.chunk_size;
+    out->retained = uint64_t{a->nempty_chunks} * g_chunk.chunk_size;
+    out->active = a->nactive << kLgPage;
+    out->dirty = a->ndirty << kLgPage;
+    out->resident = (a->nactive + a->ndirty + a->stats.nchunks * g_chunk.header_pages) << kLgPage;
+    out->allocated_small = a->stats.allocated_small;
+    out->allocated_large = a->stats.allocated_large;
+    out->nmalloc_small = a->stats.nmalloc_small;
+    out->ndalloc_small = a->stats.ndalloc_small;
+    out->nmalloc_large = a->stats.nmalloc_large;
+    out->ndalloc_large = a->stats.ndalloc_large;
+    out->npurge_passes = a->stats.npurge_passes;
+    out->nmadvise = a->stats.nmadvise;
+    out->npurged_pages = a->stats.npurged_pages;
+    out->lock_acquired = a->mutex.nacquired_;
+    out->lock_contended = a->mutex.ncontended_;
+    for (unsigned b = 0; b < kNumBins; b++) {
+        const BinInfo &info = bin_info(b);
+        const Bin &bin = a->bins[b];
+        BinSnapshot &s = out->bins[b];
+        s.region_size = info.region_size;
+        s.nregs = info.nregs;
+        s.run_size = uint64_t{info.run_pages} << kLgPage;
+        s.nmalloc = bin.nmalloc;
+        s.ndalloc = bin.ndalloc;
+        s.nrequests = bin.nrequests;
+        s.curregs = bin.nmalloc - bin.ndalloc;
+        s.curruns = bin.curruns;
+        s.nruns = bin.nruns;
+        s.nfills = bin.nfills;
+        s.nflushes = bin.nflushes;
+    }
+    out->nlarge = size_to_class_formula(g_chunk.large_max) - kNumBins + 1;
+    for (unsigned l = 0; l < kNumLargeClasses; l++) {
+        LargeSnapshot &s = out->large[l];
+        s.size = class_to_size(kNumBins + l);
+        s.nmalloc = a->large[l].nmalloc;
+        s.ndalloc = a->large[l].ndalloc;
+        s.curruns = a->large[l].curruns;
+    }
+    return true;
+}
+
+bool stats_heap(HeapSnapshot *out) {
+    *out = HeapSnapshot{};
+    if (!ensure_initialized())
+        return false;
+    stats_merge_own_cache();
+    out->narenas = g_narenas;
+    // One arena's snapshot at a time, in static storage: the report must
+    // not allocate, and a snapshot is too big for a small thread stack.
+    static Mutex scratch_mutex;
+    static ArenaSnapshot scratch;
+    MutexGuard guard(scratch_mutex);
+    for (unsigned i = 0; i < g_narenas; i++) {
+        if (!stats_arena(i, &scratch))
+            continue;
+        out->narenas_used++;
+        out->allocated += scratch.allocated_small + scratch.allocated_large;
+        out->active += scratch.active;
+        out->resident += scratch.resident;
+        out->mapped += scratch.mapped;
+        out->retained += scratch.retained;
+        out->dirty += scratch.dirty;
+        out->nchunks += scratch.mapped / g_chunk.chunk_size;
+        out->nmalloc += scratch.nmalloc_small + scratch.nmalloc_large;
+        out->nfree += scratch.ndalloc_small + scratch.ndalloc_large;
+    }
+    HugeStats huge;
+    huge_stats(&huge);
+    out->huge_nmalloc = huge.nmalloc;
+    out->huge_ndalloc = huge.ndalloc;
+    out->huge_allocated = huge.allocated;
+    out->huge_mapped = huge.mapped;
+    out->huge_cur = huge.nmalloc - huge.ndalloc;
+    out->allocated += huge.allocated;
+    out->active += huge.allocated;
+    out->resident += huge.allocated;
+    out->mapped += huge.mapped;
+    out->nmalloc += huge.nmalloc;
+    out->nfree += huge.ndalloc;
+    out->metadata = base_mapped();
+    out->mapped += out->metadata;
+    out->resident += out->metadata;
+    out->nthreads_seen = thread_state_nthreads_seen();
+    return true;
+}
+
+namespace {
+
+// Collects output into lines and hands each to the callback, NUL-terminated.
+class Emitter {
+  public:
+    Emitter(void (*cb)(void *, const char *), void *opaque)
+        : cb_(cb), opaque_(opaque), line(buf_, sizeof(buf_) - 1) {}
+    void flush() {
+        if (line.size() == 0)
+            return;
+        buf_[line.size()] = '\0';
+        if (cb_ != nullptr)
+            cb_(opaque_, buf_);
+        else
+            platform_write_stderr(buf_, line.size());
+        line.clear();
+    }
+    // Ends the current line and sends it.
+    void end() {
+        line.chr('\n');
+        flush();
+    }
+
+  private:
+    void (*cb_)(void *, const char *);
+    void *opaque_;
+    char buf_[256];
+
+  public:
+    LineBuffer line;
+};
+
+bool has(const char *opts, char c) {
+    if (opts == nullptr)
+        return false;
+    for (const char *s = opts; *s != '\0'; s++)
+        if (*s == c)
+            return true;
+    return false;
+}
+
+// Bin utilization in percent of the regions of its runs.
+uint64_t util_percent(const BinSnapshot &b) {
+    uint64_t capacity = b.curruns * b.nregs;
+    return capacity == 0 ? 0 : b.curregs * 100 / capacity;
+}
+
+void print_general_text(Emitter &e) {
+    char letters[32];
+    options_in_force(letters, sizeof(letters));
+    e.line.str("Version: arenalloc " PACKAGE_VERSION);
+    e.end();
+    e.line.str("Options: ").str(letters).str(", chunk ").dec(g_chunk.chunk_size)
+        .str(" (2^").dec(g_chunk.lg_chunk).str("), arenas ").dec(g_narenas);
+    e.end();
+    e.line.str("Purging: dirty allowance 2^").str(g_options.lg_dirty_ratio < 0 ? "+" : "-")
+        .dec(static_cast<uint64_t>(g_options.lg_dirty_ratio < 0 ? -g_options.lg_dirty_ratio
+                                                               : g_options.lg_dirty_ratio))
+        .str(" x active, tcache ").str(g_tcache_total_slots != 0 ? "on" : "off")
+        .str(" (GC every ").dec(static_cast<uint64_t>(g_tcache_gc_interval)).str(")");
+    e.end();
+    e.line.str("CPUs: ").dec(platform_ncpus()).str(", page: ").dec(kPage)
+        .str(", quantum: ").dec(kQuantum).str(", small classes: ").dec(kNumBins)
+        .str(" (8..").dec(kSmallMax).str("), large up to ").dec(g_chunk.large_max);
+    e.end();
+}
+
+void print_totals_text(Emitter &e, const HeapSnapshot &h) {
+    e.line.str("Allocated: ").dec(h.allocated).str(", active: ").dec(h.active)
+        .str(", metadata: ").dec(h.metadata).str(", resident: ").dec(h.resident);
+    e.end();
+    e.line.str("Mapped: ").dec(h.mapped).str(", retained: ").dec(h.retained)
+        .str(", dirty: ").dec(h.dirty).str(", chunks: ").dec(h.nchunks);
+    e.end();
+    e.line.str("Requests: ").dec(h.nmalloc).str(" allocations, ").dec(h.nfree)
+        .str(" frees; arenas ").dec(h.narenas_used).str(" used of ").dec(h.narenas)
+        .str(", threads seen ").dec(h.nthreads_seen);
+    e.end();
+    e.line.str("Huge: ").dec(h.huge_cur).str(" live, ").dec(h.huge_allocated)
+        .str(" bytes (").dec(h.huge_mapped).str(" mapped); ").dec(h.huge_nmalloc)
+        .str(" allocated, ").dec(h.huge_ndalloc).str(" freed");
+    e.end();
+}
+
+void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts) {
+    e.line.str("arena ").dec(a.index).str(": threads ").dec(a.nthreads).str(", mapped ")
+        .dec(a.mapped).str(", retained ").dec(a.retained).str(", active ").dec(a.active)
+        .str(", dirty ").dec(a.dirty).str(", resident ").dec(a.resident);
+    e.end();
+    e.line.str("  purging: ").dec(a.npurge_passes).str(" passes, ").dec(a.nmadvise)
+        .str(" madvise calls, ").dec(a.npurged_pages).str(" pages; lock: ")
+        .dec(a.lock_acquired).str(" acquired, ").dec(a.lock_contended).str(" contended");
+    e.end();
+    e.line.str("              allocated      nmalloc      ndalloc");
+    e.end();
+    e.line.str("  small: ").rdec(a.allocated_small, 14).rdec(a.nmalloc_small, 13)
+        .rdec(a.ndalloc_small, 13);
+    e.end();
+    e.line.str("  large: ").rdec(a.allocated_large, 14).rdec(a.nmalloc_large, 13)
+        .rdec(a.ndalloc_large, 13);
+    e.end();
+    if (!has(opts, 'b')) {
+        e.line.str("  bin   size regs pgs    nmalloc    ndalloc  nrequests  curregs curruns"
+                   "   nruns   fills flushes util");
+        e.end();
+        for (unsigned b = 0; b < kNumBins; b++) {
+            const BinSnapshot &s = a.bins[b];
+            if (s.nmalloc == 0 && s.nrequests == 0)
+                continue;
+            e.line.rdec(b, 5).rdec(s.region_size, 7).rdec(s.nregs, 5)
+                .rdec(s.run_size >> kLgPage, 4).rdec(s.nmalloc, 11).rdec(s.ndalloc, 11)
+                .rdec(s.nrequests, 11).rdec(s.curregs, 9).rdec(s.curruns, 8)
+                .rdec(s.nruns, 8).rdec(s.nfills, 8).rdec(s.nflushes, 8)
+                .rdec(util_percent(s), 4).chr('%');
+            e.end();
+        }
+    }
+    if (!has(opts, 'l')) {
+        e.line.str("  large class      nmalloc    ndalloc    current");
+        e.end();
+        for (unsigned l = 0; l < a.nlarge; l++) {
+            const LargeSnapshot &s = a.large[l];
+            if (s.nmalloc == 0)
+                continue;
+            e.line.rdec(s.size, 13).rdec(s.nmalloc, 13).rdec(s.ndalloc, 11)
+                .rdec(s.curruns, 11);
+            e.end();
+        }
+    }
+}
+
+// ---- JSON ------------------------------------------------------------------
+
+void jkey(Emitter &e, const char *key, uint64_t v, bool last = false) {
+    e.line.chr('"').str(key).str("\": ").dec(v);
+    if (!last)
+        e.line.chr(',');
+    e.flush();
+}
+
+void print_arena_json(Emitter &e, const ArenaSnapshot &a, const char *opts) {
+    e.line.chr('{');
+    jkey(e, "index", a.index);
+    jkey(e, "nthreads", a.nthreads);
+    jkey(e, "mapped", a.mapped);
+    jkey(e, "retained", a.retained);
+    jkey(e, "active", a.active);
+    jkey(e, "dirty", a.dirty);
+    jkey(e, "resident", a.resident);
+    jkey(e, "npurge", a.npurge_passes);
+    jkey(e, "nmadvise", a.nmadvise);
+    jkey(e, "purged_pages", a.npurged_pages);
+    jkey(e, "lock_acquired", a.lock_acquired);
+    jkey(e, "lock_contended", a.lock_contended);
+    e.line.str("\"small\": {");
+    jkey(e, "allocated", a.allocated_small);
+    jkey(e, "nmalloc", a.nmalloc_small);
+    jkey(e, "ndalloc", a.ndalloc_small, true);
+    e.line.str("}, \"large\": {");
+    jkey(e, "allocated", a.allocated_large);
+    jkey(e, "nmalloc", a.nmalloc_large);
+    jkey(e, "ndalloc", a.ndalloc_large, true);
+    e.line.str("}, \"bins\": [");
+    e.flush();
+    bool first = true;
+    for (unsigned b = 0; b < kNumBins && !has(opts, 'b'); b++) {
+        const BinSnapshot &s = a.bins[b];
+        e.line.str(first ? "{" : ", {");
+        first = false;
+        jkey(e, "size", s.region_size);
+        jkey(e, "nregs", s.nregs);
+        jkey(e, "run_size", s.run_size);
+        jkey(e, "nmalloc", s.nmalloc);
+        jkey(e, "ndalloc", s.ndalloc);
+        jkey(e, "nrequests", s.nrequests);
+        jkey(e, "curregs", s.curregs);
+        jkey(e, "curruns", s.curruns);
+        jkey(e, "nruns", s.nruns);
+        jkey(e, "nfills", s.nfills);
+        jkey(e, "nflushes", s.nflushes, true);
+        e.line.chr('}');
+        e.flush();
+    }
+    e.line.str("], \"lextents\": [");
+    e.flush();
+    first = true;
+    for (unsigned l = 0; l < a.nlarge && !has(opts, 'l'); l++) {
+        const LargeSnapshot &s = a.large[l];
+        e.line.str(first ? "{" : ", {");
+        first = false;
+        jkey(e, "size", s.size);
+        jkey(e, "nmalloc", s.nmalloc);
+        jkey(e, "ndalloc", s.ndalloc);
+        jkey(e, "curlextents", s.curruns, true);
+        e.line.chr('}');
+        e.flush();
+    }
+    e.line.str("]}");
+    e.flush();
+}
+
+void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
+    char letters[32];
+    options_in_force(letters, sizeof(letters));
+    e.line.str("{\"arenalloc\": {\"version\": \"" PACKAGE_VERSION "\", \"schema\": 1,");
+    e.flush();
+    if (!has(opts, 'g')) {
+        e.line.str("\"config\": {");
+        jkey(e, "page", kPage);
+        jkey(e, "quantum", kQuantum);
+        jkey(e, "chunk_size", g_chunk.chunk_size);
+        jkey(e, "nbins", kNumBins);
+        jkey(e, "small_max", kSmallMax);
+        jkey(e, "large_max", g_chunk.large_max);
+        jkey(e, "ncpus", platform_ncpus(), true);
+        e.line.str("}, \"opt\": {\"flags\": \"").str(letters).str("\",");
+        jkey(e, "lg_chunk", g_chunk.lg_chunk);
+        jkey(e, "narenas", g_narenas);
+        e.line.str("\"lg_dirty_ratio\": ");
+        if (g_options.lg_dirty_ratio < 0)
+            e.line.chr('-');
+        e.line.dec(static_cast<uint64_t>(g_options.lg_dirty_ratio < 0 ? -g_options.lg_dirty_ratio
+                                                                       : g_options.lg_dirty_ratio))
+            .chr(',');
+        jkey(e, "tcache_gc_interval", static_cast<uint64_t>(g_tcache_gc_interval));
+        jkey(e, "tcache_slots", g_tcache_total_slots, true);
+        e.line.str("},");
+        e.flush();
+    }
+    e.line.str("\"stats\": {");
+    jkey(e, "allocated", h.allocated);
+    jkey(e, "active", h.active);
+    jkey(e, "metadata", h.metadata);
+    jkey(e, "resident", h.resident);
+    jkey(e, "mapped", h.mapped);
+    jkey(e, "retained", h.retained);
+    jkey(e, "dirty", h.dirty);
+    jkey(e, "nchunks", h.nchunks);
+    jkey(e, "nmalloc", h.nmalloc);
+    jkey(e, "nfree", h.nfree);
+    jkey(e, "narenas", h.narenas);
+    jkey(e, "narenas_used", h.narenas_used);
+    jkey(e, "nthreads_seen", h.nthreads_seen);
+    e.line.str("\"huge\": {");
+    jkey(e, "nmalloc", h.huge_nmalloc);
+    jkey(e, "ndalloc", h.huge_ndalloc);
+    jkey(e, "current", h.huge_cur);
+    jkey(e, "allocated", h.huge_allocated);
+    jkey(e, "mapped", h.huge_mapped, true);
+    e.line.str("}}, \"arenas\": [");
+    e.flush();
+    if (!has(opts, 'a')) {
+        static Mutex scratch_mutex;
+        static ArenaSnapshot scratch;
+        MutexGuard guard(scratch_mutex);
+        bool first = true;
+        for (unsigned i = 0; i < g_narenas; i++) {
+            if (!stats_arena(i, &scratch))
+                continue;
+            if (!first) {
+                e.line.str(", ");
+                e.flush();
+            }
+            first = false;
+            print_arena_json(e, scratch, opts);
+        }
+    }
+    e.line.str("]}}");
+    e.end();
+}
+
+}  // namespace
+
+void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts) {
+    Emitter e(write_cb, cbopaque);
+    HeapSnapshot h;
+    if (!stats_heap(&h))
+        return;
+    if (has(opts, 'J')) {
+        print_json(e, h, opts);
+        return;
+    }
+    e.line.str("___ Begin arenalloc statistics ___");
+    e.end();
+    if (!has(opts, 'g'))
+        print_general_text(e);
+    if (!has(opts, 'm'))
+        print_totals_text(e, h);
+    if (!has(opts, 'a')) {
+        static Mutex scratch_mutex;
+        static ArenaSnapshot scratch;
+        MutexGuard guard(scratch_mutex);
+        for (unsigned i = 0; i < g_narenas; i++)
+            if (stats_arena(i, &scratch))
+                print_arena_text(e, scratch, opts);
+    }
+    e.line.str("--- End arenalloc statistics ---");
+    e.end();
+}
+
+}  // namespace arenalloc

@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""tools/bench/report.py -- turn the raw figures of tools/bench/run into
+a Markdown table, a JSON file and an SVG bar chart.
+
+usage: report.py META.tsv RAW.tsv OUTSTEM
+writes OUTSTEM.md, OUTSTEM.json and OUTSTEM.svg
+
+META.tsv, one item a line, fields separated by tabs:
+    KEY  VALUE                          date, host, cpus, command, ...
+    alloc  NAME  PATH  VERSION          in the order of the table
+    step  NAME  WORKLOAD  PRIMARY  COMMAND
+    note  TEXT
+RAW.tsv, one line per figure of one run:
+    STEP  ALLOC  ROUND  result  NAME  VALUE  UNIT  lower|higher
+    STEP  ALLOC  ROUND  series  NAME  V1 V2 ...
+    STEP  ALLOC  ROUND  fail    REASON
+
+Every ratio is arranged so that below 1.0 means arenalloc did better:
+for a figure where lower is better it is arenalloc / best peer, where
+higher is better it is best peer / arenalloc.  The best peer is the best
+median among the allocators other than arenalloc.
+"""
+
+import json
+import math
+import statistics
+import sys
+from html import escape
+
+SUBJECT = "arenalloc"
+COLOURS = ["#d62728", "#7f7f7f", "#1f77b4", "#2ca02c", "#9467bd",
+           "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+
+
+def read_tsv(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t") for line in f if line.strip()]
+
+
+def fmt(v, whole=False):
+    """A number with about four significant digits, no exponent; WHOLE
+    for counts, which have no fraction."""
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 1000 or whole:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    if a >= 1:
+        return f"{v:.3f}"
+    return f"{v:.4g}"
+
+
+def shown(value, unit):
+    """Value and unit as the tables show them (KiB as MiB)."""
+    if unit == "KiB" and value is not None:
+        return value / 1024, "MiB"
+    return value, unit
+
+
+def geomean(xs):
+    xs = [x for x in xs if x is not None and x > 0]
+    if not xs:
+        return None
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def load(meta_path, raw_path):
+    meta = {"allocators": [], "steps": [], "notes": []}
+    for row in read_tsv(meta_path):
+        if row[0] == "alloc":
+            meta["allocators"].append(
+                {"name": row[1], "library": row[2] or None,
+                 "version": row[3] if len(row) > 3 else ""})
+        elif row[0] == "step":
+            meta["steps"].append(
+                {"name": row[1], "workload": row[2], "primary": row[3],
+                 "command": row[4] if len(row) > 4 else ""})
+        elif row[0] == "note":
+            meta["notes"].append(row[1])
+        else:
+            meta[row[0]] = row[1] if len(row) > 1 else ""
+
+    names = [a["name"] for a in meta["allocators"]]
+    steps = {s["name"]: dict(s, figures={}, series={}, failures={})
+             for s in meta["steps"]}
+    for row in read_tsv(raw_path):
+        step, alloc, rnd, kind = row[0], row[1], int(row[2]), row[3]
+        s = steps[step]
+        if kind == "result":
+            name, value, unit, better = row[4], float(row[5]), row[6], row[7]
+            fig = s["figures"].setdefault(
+                name, {"unit": unit, "better": better, "rounds": {}})
+            fig["rounds"].setdefault(alloc, []).append([rnd, value])
+        elif kind == "series":
+            vals = [float(v) for v in row[5].split()] if len(row) > 5 else []
+            s["series"].setdefault(row[4], {}).setdefault(alloc, []).append(
+                {"round": rnd, "values": vals})
+        elif kind == "fail":
+            s["failures"].setdefault(alloc, []).append(
+                {"round": rnd, "reason": row[4] if len(row) > 4 else ""})
+
+    for s in steps.values():
+        for fig in s["figures"].values():
+            fig["median"] = {a: statistics.median(v for _, v in fig["rounds"][a])
+                             for a in names if a in fig["rounds"]}
+            lower = fig["better"] == "lower"
+            peers = {a: v for a, v in fig["median"].items() if a != SUBJECT}
+            best = None
+            if peers:
+                pick = min if lower else max
+                best_name = pick(peers, key=peers.get)
+                best = {"allocator": best_name, "value": peers[best_name]}
+            fig["best_peer"] = best
+            fig["ratio"] = None
+            mine = fig["median"].get(SUBJECT)
+            if best is not None and mine is not None and mine > 0 and best["value"] > 0:
+                fig["ratio"] = (mine / best["value"] if lower
+                                else best["value"] / mine)
+            # Each allocator against the best of all (the chart's bars).
+            allv = fig["median"]
+            fig["to_best"] = {}
+            if allv:
+                top = (min if lower else max)(allv.values())
+                for a, v in allv.items():
+                    if v > 0 and top > 0:
+                        fig["to_best"][a] = v / top if lower else top / v
+    return meta, names, [steps[s["name"]] for s in meta["steps"]]
+
+
+def summary(names, steps):
+    """Primary-figure ratios per step and per workload, and their geomeans."""
+    per_step = []
+    by_workload = {}
+    for s in steps:
+        fig = s["figures"].get(s["primary"])
+        r = fig["ratio"] if fig else None
+        per_step.append((s["name"], r))
+        by_workload.setdefault(s["workload"], []).append(r)
+    per_workload = [(w, geomean(rs)) for w, rs in by_workload.items()]
+    return {
+        "steps": per_step,
+        "workloads": per_workload,
+        "geomean_workloads": geomean([r for _, r in per_workload]),
+        "geomean_steps": geomean([r for _, r in per_step]),
+        "steps_at_most_1": sum(1 for _, r in per_step if r is not None and r <= 1.0),
+        "steps_with_ratio": sum(1 for _, r in per_step if r is not None),
+    }
+
+
+def scaling(names, steps):
+    """malloc-test throughput by thread count, per allocator."""
+    table = {}
+    for s in steps:
+        if s["workload"] != "malloc-test":
+            continue
+        fig = s["figures"].get("throughput_Mops")
+        if fig is None:
+            continue
+        t = int(s["name"].rsplit("-", 1)[1].rstrip("t"))
+        for a, v in fig["median"].items():
+            table.setdefault(a, {})[t] = v
+    return table
+
+
+def markdown(meta, names, steps, summ, scal):
+    out = []
+    w = out.append
+    title = "tools/bench: arenalloc against glibc, jemalloc, tcmalloc and mimalloc"
+    w(f"# {title}\n")
+    w(f"Run {meta.get('date', '?')} on {meta.get('host', '?')}: "
+      f"{meta.get('cpus', '?')} CPU(s), {meta.get('memory', '?')}, "
+      f"{meta.get('kernel', '?')}, {meta.get('libc', '?')}.  ")
+    w(f"Load average (1, 5, 15 min): {meta.get('load', '?')}; "
+      f"other work on the machine makes the figures noisier.  ")
+    w(f"Mode: {meta.get('mode', '?')}, medians of {meta.get('reps', '?')} "
+      f"interleaved round(s).  Source: {meta.get('source', '?')}.  ")
+    w(f"Command: `{meta.get('command', '?')}`\n")
+    w("| allocator | library | version |")
+    w("|---|---|---|")
+    for a in meta["allocators"]:
+        w(f"| {a['name']} | {a['library'] or '(none: the C library)'} | {a['version']} |")
+    w("")
+    w("Every ratio is arranged so that **below 1.00 means arenalloc did "
+      "better**: for times and sizes it is arenalloc / best peer, for "
+      "rates best peer / arenalloc.  The best peer is the best median among "
+      "the other allocators; the best value of each row is in bold.  "
+      "Nothing here is asserted by any test.\n")
+
+    head = "| step | figure | " + " | ".join(names) + " | best peer | ratio |"
+    rule = "|---|---|" + "---:|" * len(names) + "---|---:|"
+
+    def row(s, name, fig):
+        lower = fig["better"] == "lower"
+        med = fig["median"]
+        top = (min if lower else max)(med.values()) if med else None
+        cells = []
+        for a in names:
+            if a in med:
+                v, _ = shown(med[a], fig["unit"])
+                c = fmt(v, whole=fig["unit"] == "calls")
+                cells.append(f"**{c}**" if med[a] == top else c)
+            elif a in s["failures"]:
+                cells.append("fail")
+            else:
+                cells.append("-")
+        _, unit = shown(0, fig["unit"])
+        arrow = "lower" if lower else "higher"
+        best = fig["best_peer"]["allocator"] if fig["best_peer"] else "-"
+        ratio = f"{fig['ratio']:.2f}" if fig["ratio"] is not None else "-"
+        return (f"| {s['name']} | {name} ({unit}, {arrow} is better) | "
+                + " | ".join(cells) + f" | {best} | {ratio} |")
+
+    w("## Summary: the main figure of each step\n")
+    w(head)
+    w(rule)
+    for s in steps:
+        fig = s["figures"].get(s["primary"])
+        if fig:
+            w(row(s, s["primary"], fig))
+        else:
+            w(f"| {s['name']} | {s['primary']} | " + " | ".join(
+                "fail" if a in s["failures"] else "-" for a in names) + " | - | - |")
+    w("")
+    if summ["steps_with_ratio"]:
+        g = summ["geomean_workloads"]
+        gs = summ["geomean_steps"]
+        w(f"Geometric mean of the ratios over the workloads (each workload the "
+          f"geometric mean of its steps): **{g:.2f}** (target: at most 0.9); "
+          f"over all {summ['steps_with_ratio']} steps: {gs:.2f}.  "
+          f"Steps where arenalloc is at most 1.0 x the best peer: "
+          f"{summ['steps_at_most_1']} of {summ['steps_with_ratio']}.\n")
+        w("| workload | ratio |")
+        w("|---|---:|")
+        for wl, r in summ["workloads"]:
+            w(f"| {wl} | {'-' if r is None else f'{r:.2f}'} |")
+        w("")
+
+    if scal:
+        threads = sorted({t for v in scal.values() for t in v})
+        w("## malloc-test scaling: total throughput (Mops/s) by thread count\n")
+        cols = [f"{t} thr" for t in threads]
+        extra = []
+        if 1 in threads and 2 in threads:
+            extra.append((2, 1))
+        if 2 in threads and 8 in threads:
+            extra.append((8, 2))
+        w("| allocator | " + " | ".join(cols) + "".join(
+            f" | {a}T/{b}T" for a, b in extra) + " |")
+        w("|---|" + "---:|" * (len(cols) + len(extra)))
+        for a in names:
+            if a not in scal:
+                continue
+            v = scal[a]
+            cells = [fmt(v.get(t)) for t in threads]
+            for x, y in extra:
+                cells.append(f"{v[x] / v[y]:.2f}" if v.get(x) and v.get(y) else "-")
+            w(f"| {a} | " + " | ".join(cells) + " |")
+        w("\nOn 2 CPUs the targets are 2T/1T at least 1.8 and 8T/2T at least 1.0 "
+          "(issue 9).\n")
+
+    ser = [(s, s["series"]["rss_after_scan_KiB"]) for s in steps
+           if "rss_after_scan_KiB" in s["series"]]
+    for s, by_alloc in ser:
+        w(f"## {s['name']}: resident size after each scan (MiB)\n")
+        w("Scan by scan, in the order they finished; each value the median "
+          "over the rounds.\n")
+        w("| allocator | RSS after scan 1, 2, ... |")
+        w("|---|---|")
+        for a in names:
+            runs = [r["values"] for r in by_alloc.get(a, [])]
+            if not runs:
+                continue
+            n = min(len(v) for v in runs)
+            meds = [statistics.median(v[i] for v in runs) / 1024 for i in range(n)]
+            w(f"| {a} | " + " ".join(f"{m:.0f}" for m in meds) + " |")
+        w("")
+
+    w("## Every figure\n")
+    w(head)
+    w(rule)
+    for s in steps:
+        for name, fig in s["figures"].items():
+            w(row(s, name, fig))
+    w("")
+    w("peak_rss_KiB is /usr/bin/time's maximum resident set size of the "
+      "process (its ratio is to the smallest peer).  The other RSS figures are "
+      "read by the program from /proc/self/statm.  The JSON file has every "
+      "round's value of every figure.\n")
+
+    failed = [(s["name"], a, f) for s in steps for a, fs in s["failures"].items()
+              for f in fs]
+    if failed or meta["notes"]:
+        w("## Notes\n")
+        for n in meta["notes"]:
+            w(f"- {n}")
+        for step, a, f in failed:
+            w(f"- {step}, {a}, round {f['round']}: failed ({f['reason']})")
+        w("")
+
+    w("## Steps\n")
+    w("| step | command (LD_PRELOAD set for all but glibc) |")
+    w("|---|---|")
+    for s in steps:
+        w(f"| {s['name']} | `{s['command']}` |")
+    w("")
+    return "\n".join(out)
+
+
+def svg_chart(meta, names, steps):
+    """One group of bars per step: each allocator's main figure as a ratio
+    to the best allocator of that step, as a time (shorter is better)."""
+    cap = 4.0
+    left, right, top = 150, 70, 70
+    bar_h, gap = 11, 12
+    plot_w = 620
+    groups = [s for s in steps if s["figures"].get(s["primary"])]
+    height = top + len(groups) * (len(names) * bar_h + gap) + 50
+    width = left + plot_w + right
+
+    def x_of(r):
+        return left + plot_w * min(r, cap) / cap
+
+    o = []
+    o.append(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}" '
+             f'font-family="sans-serif" font-size="11">')
+    o.append(f'<rect width="{width}" height="{height}" fill="white"/>')
+    o.append(f'<text x="{width / 2}" y="20" text-anchor="middle" '
+             f'font-size="14" font-weight="bold">tools/bench: time relative '
+             f'to the best allocator of each step (shorter is better)</text>')
+    o.append(f'<text x="{width / 2}" y="37" text-anchor="middle" fill="#444">'
+             f'{escape(meta.get("date", ""))}, {escape(str(meta.get("cpus", "?")))} '
+             f'CPU(s), {escape(meta.get("mode", ""))}, medians of '
+             f'{escape(str(meta.get("reps", "?")))} rounds; rates shown as '
+             f'best / value; bars cut at {cap:g}x</text>')
+    # Legend.
+    lx = left
+    for i, a in enumerate(names):
+        o.append(f'<rect x="{lx}" y="46" width="10" height="10" '
+                 f'fill="{COLOURS[i % len(COLOURS)]}"/>')
+        o.append(f'<text x="{lx + 14}" y="55">{escape(a)}</text>')
+        lx += 20 + 7 * len(a) + 14
+    # Grid.
+    bottom = height - 40
+    r = 0.0
+    while r <= cap + 1e-9:
+        x = x_of(r)
+        colour = "#000" if r == 1.0 else "#ddd"
+        o.append(f'<line x1="{x:.1f}" y1="{top - 6}" x2="{x:.1f}" '
+                 f'y2="{bottom}" stroke="{colour}"/>')
+        o.append(f'<text x="{x:.1f}" y="{bottom + 14}" '
+                 f'text-anchor="middle">{r:g}x</text>')
+        r += 0.5
+    y = top
+    for s in groups:
+        fig = s["figures"][s["primary"]]
+        gh = len(names) * bar_h
+        o.append(f'<text x="{left - 8}" y="{y + gh / 2 + 4:.1f}" '
+                 f'text-anchor="end" font-weight="bold">'
+                 f'{escape(s["name"])}</text>')
+        for i, a in enumerate(names):
+            by = y + i * bar_h
+            if a not in fig["to_best"]:
+                o.append(f'<text x="{left + 4}" y="{by + bar_h - 2}" '
+                         f'fill="#888">{escape(a)}: no result</text>')
+                continue
+            rr = fig["to_best"][a]
+            x1 = x_of(rr)
+            o.append(f'<rect x="{left}" y="{by + 1}" width="{x1 - left:.1f}" '
+                     f'height="{bar_h - 2}" fill="{COLOURS[i % len(COLOURS)]}">'
+                     f'<title>{escape(a)}: {fmt(fig["median"][a])} '
+                     f'{escape(fig["unit"])}</title></rect>')
+            label = f"{rr:.2f}" + ("+" if rr > cap else "")
+            o.append(f'<text x="{x1 + 3:.1f}" y="{by + bar_h - 2}">'
+                     f'{label}</text>')
+        y += gh + gap
+    o.append(f'<text x="{left}" y="{height - 8}" fill="#444">Each step\'s main '
+             f'figure (see RESULTS.md); 1x is the best allocator of the step.'
+             f'</text>')
+    o.append('</svg>')
+    return "\n".join(o) + "\n"
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: report.py META.tsv RAW.tsv OUTSTEM")
+    meta, names, steps = load(sys.argv[1], sys.argv[2])
+    summ = summary(names, steps)
+    scal = scaling(names, steps)
+    stem = sys.argv[3]
+    with open(stem + ".md", "w", encoding="utf-8") as f:
+        f.write(markdown(meta, names, steps, summ, scal))
+    with open(stem + ".svg", "w", encoding="utf-8") as f:
+        f.write(svg_chart(meta, names, steps))
+    doc = {
+        "meta": {k: v for k, v in meta.items() if k != "steps"},
+        "ratio_rule": "below 1.0 means arenalloc better: lower-is-better "
+                      "figures arenalloc/best peer, higher-is-better best "
+                      "peer/arenalloc",
+        "steps": steps,
+        "summary": {
+            "per_step": dict(summ["steps"]),
+            "per_workload": dict(summ["workloads"]),
+            "geomean_workloads": summ["geomean_workloads"],
+            "geomean_steps": summ["geomean_steps"],
+            "steps_at_most_1": summ["steps_at_most_1"],
+            "steps_with_ratio": summ["steps_with_ratio"],
+        },
+        "malloc_test_scaling": scal,
+    }
+    with open(stem + ".json", "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
