@@ -53,7 +53,7 @@ void *allocate_big(size_t size, size_t align, bool zero) {
         if (s <= g_chunk.large_max)
             return counted(arena_malloc_large(a, size_to_class(s), kPage, zero),
                            class_to_size(size_to_class(s)));
-        return counted(huge_malloc(a, s, align), align_up(s, kPage));
+        return counted(huge_malloc(a, s, align, zero), align_up(s, kPage));
     }
     // A large run can be aligned by skipping its leading pages, as long as
     // the worst-case padding still fits a chunk.
@@ -63,7 +63,7 @@ void *allocate_big(size_t size, size_t align, bool zero) {
         if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
             return counted(arena_malloc_large(a, cls, align, zero), class_to_size(cls));
     }
-    return counted(huge_malloc(a, size, align), align_up(size, kPage));
+    return counted(huge_malloc(a, size, align, zero), align_up(size, kPage));
 }
 
 // Small requests made outside malloc itself (calloc, realloc, aligned):
@@ -185,6 +185,13 @@ void *aa_realloc(void *ptr, size_t size) {
         return nullptr;  // reported; the bad pointer is left alone
     if (resize_in_place(ptr, old_usize, size))
         return finish("realloc", ptr, size, ptr);
+    if (old_usize > g_chunk.large_max && size > old_usize) {
+        // A huge block that cannot grow where it is moves without a copy.
+        uintptr_t owner = registry_lookup(ptr);
+        void *moved = huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
+        if (moved != nullptr)
+            return finish("realloc", ptr, size, moved);
+    }
     void *fresh = allocate(size, false);
     if (fresh == nullptr)
         return finish("realloc", ptr, size, nullptr);
@@ -262,7 +269,7 @@ size_t aa_purge() {
     for (unsigned i = 0; i < g_narenas; i++)
         if (Arena *a = arena_peek(i))
             pages += arena_purge_all(a, true);
-    return static_cast<size_t>(pages << kLgPage);
+    return static_cast<size_t>(pages << kLgPage) + huge_purge_cache();
 }
 
 }  // namespace arenalloc

@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "allocator.h"
+#include "ctl.h"
 #include "arenalloc.h"
 #include "stats.h"
 #include "summary.h"
@@ -38,6 +39,19 @@ AA_EXPORT int malloc_trim(size_t pad) ARENALLOC_NOTHROW {
 AA_EXPORT void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
                                   const char *opts) {
     stats_print(write_cb, cbopaque, opts);
+}
+
+AA_EXPORT int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+    return ctl_byname(name, oldp, oldlenp, newp, newlen);
+}
+
+AA_EXPORT int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp) {
+    return ctl_nametomib(name, mibp, miblenp);
+}
+
+AA_EXPORT int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp,
+                           void *newp, size_t newlen) {
+    return ctl_bymib(mib, miblen, oldp, oldlenp, newp, newlen);
 }
 
 AA_EXPORT int arenalloc_get_summary(struct arenalloc_summary *out) {

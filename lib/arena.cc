@@ -243,15 +243,16 @@ void purge_oldest(Arena *a, uint64_t npages, bool now = false) {
 
 uint64_t dirty_allowed(const Arena *a) {
     int shift = g_options.lg_dirty_ratio;
-    uint64_t allowed = shift >= 0 ? a->nactive >> shift : a->nactive << -shift;
+    uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
     // Below one chunk's worth, purging costs more than the memory it saves.
     return allowed > g_chunk.npages ? allowed : g_chunk.npages;
 }
 
 // The two purging rules, applied after pages become dirty: the ratio of
-// dirty to active pages (down to half the allowance, so the next frees do
-// not purge again at once), and decay: dirty pages that stayed unused for
-// a whole decay period are purged the next time the arena is used after it.
+// dirty to recently active pages (down to half the allowance, so the next
+// frees do not purge again at once), and decay: dirty pages that stayed
+// unused for a whole decay period are purged the next time the arena is
+// used after it.
 void maybe_purge(Arena *a) {
     uint64_t allowed = dirty_allowed(a);
     if (a->ndirty > allowed)
@@ -266,6 +267,7 @@ void maybe_purge(Arena *a) {
         purge_oldest(a, a->ndirty_low);
     a->decay_epoch_end = now + kDecayMs;
     a->ndirty_low = a->ndirty;
+    a->nactive_peak = a->nactive;
 }
 
 // ---- page runs -------------------------------------------------------
@@ -363,6 +365,8 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         desc_free(a, spare2);
     c->nfree_pages -= npages;
     a->nactive += npages;
+    if (a->nactive > a->nactive_peak)
+        a->nactive_peak = a->nactive;
     return result;
 }
 
@@ -777,6 +781,8 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     }
     c->nfree_pages -= extra;
     a->nactive += extra;
+    if (a->nactive > a->nactive_peak)
+        a->nactive_peak = a->nactive;
     r->npages = new_pages;
     move_large_class(a, r, cls);
     tag_pages(r, kPageLarge);

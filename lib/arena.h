@@ -47,14 +47,17 @@ struct LargeClassStats {
 };
 
 // Purging: an arena keeps its dirty pages (free pages written since they
-// were mapped or purged) below max(active >> lg_dirty_ratio, one chunk);
-// and dirty pages that stay unused for kDecayMs are purged the next time
-// the arena is used after that.  Empty chunks are kept, up to
-// kRetainedChunks, so a heap that swings does not map and unmap chunks in
-// a loop; their pages are purged by the same rules.
+// were mapped or purged) below max(peak active >> lg_dirty_ratio, one
+// chunk), where peak active is the most pages the arena had in use during
+// the current decay period; and dirty pages that stay unused for kDecayMs
+// are purged the next time the arena is used after that.  Measuring
+// against the recent peak rather than the current active count keeps a
+// program whose memory swings from purging at every trough.  Empty chunks
+// are kept, up to kRetainedChunks, so such a program does not map and
+// unmap chunks in a loop either; their pages are purged by the same rules.
 constexpr uint64_t kDecayMs = 10000;
 constexpr uint32_t kDecayCheckInterval = 32;  // run releases between clock reads
-constexpr uint32_t kRetainedChunks = 16;
+constexpr uint32_t kRetainedChunks = 64;
 
 struct ArenaStats {
     uint64_t nmalloc_small;
@@ -80,6 +83,7 @@ struct Arena {
     uint32_t nempty_chunks;          // chunks with no page in use
     Run *spare_runs;                 // recycled descriptors
     uint64_t nactive;                // pages in small and large runs
+    uint64_t nactive_peak;           // most active pages in this decay period
     uint64_t ndirty;                 // dirty pages in free runs
     Run *dirty_first;                // free runs with dirty pages, oldest first
     Run *dirty_last;

@@ -46,6 +46,18 @@ int malloc_trim(size_t pad) ARENALLOC_NOTHROW;
 void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
                         const char *opts);
 
+/*
+ * Named queries and controls in the style of jemalloc's mallctl: read a
+ * value into *oldp (*oldlenp bytes), write one from newp (newlen bytes).
+ * Return 0, or ENOENT (unknown name), EINVAL (wrong size or value) or
+ * EPERM (a read-only name written).  The names are listed in
+ * arenalloc(3), STATISTICS.
+ */
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp);
+int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
+                 size_t newlen);
+
 /* A whole-heap summary; the mapped_* figures are bytes mapped now. */
 struct arenalloc_summary {
     uint64_t nmalloc_small;   /* small allocations served */

@@ -2,6 +2,7 @@
 #include "huge.h"
 
 #include <errno.h>
+#include <stdint.h>
 
 #include "arena.h"
 #include "base.h"
@@ -19,6 +20,79 @@ Mutex g_huge_mutex;
 Huge *g_huge_live = nullptr;    // every live huge block
 Huge *g_huge_spare = nullptr;   // recycled descriptors
 HugeStats g_huge_stats = {};
+
+// Freed huge mappings kept for reuse (not purged, not registered): a
+// program that frees and allocates multi-MiB blocks in turn then neither
+// maps and unmaps nor faults its pages in again each time.  Bounded in
+// bytes; a mapping unused for kDecayMs is unmapped at the next huge call.
+struct CachedMapping {
+    uintptr_t addr;
+    size_t mapped;
+    uint64_t since;  // platform_now_ms() when it was freed
+};
+constexpr unsigned kHugeCacheSlots = 16;
+constexpr size_t kHugeCacheBytes = size_t{64} << 20;
+CachedMapping g_huge_cache[kHugeCacheSlots];
+unsigned g_huge_cache_count = 0;
+size_t g_huge_cache_bytes = 0;
+
+void cache_remove_locked(unsigned i) {
+    g_huge_cache_bytes -= g_huge_cache[i].mapped;
+    g_huge_cache[i] = g_huge_cache[--g_huge_cache_count];
+}
+
+// Unmaps cached mappings freed before cutoff (all of them with UINT64_MAX).
+void cache_expire_locked(uint64_t cutoff) {
+    for (unsigned i = 0; i < g_huge_cache_count;) {
+        if (g_huge_cache[i].since < cutoff) {
+            pages_unmap(reinterpret_cast<void *>(g_huge_cache[i].addr), g_huge_cache[i].mapped);
+            cache_remove_locked(i);
+        } else {
+            i++;
+        }
+    }
+}
+
+// A cached mapping of at least mapped bytes aligned to align, trimmed to
+// mapped bytes, or 0.  Best fit, so big mappings stay for big requests.
+uintptr_t cache_take_locked(size_t mapped, size_t align) {
+    unsigned best = kHugeCacheSlots;
+    for (unsigned i = 0; i < g_huge_cache_count; i++) {
+        const CachedMapping &m = g_huge_cache[i];
+        if (m.mapped >= mapped && (m.addr & (align - 1)) == 0 &&
+            (best == kHugeCacheSlots || m.mapped < g_huge_cache[best].mapped))
+            best = i;
+    }
+    if (best == kHugeCacheSlots)
+        return 0;
+    CachedMapping m = g_huge_cache[best];
+    cache_remove_locked(best);
+    if (m.mapped > mapped)
+        pages_unmap(reinterpret_cast<void *>(m.addr + mapped), m.mapped - mapped);
+    return m.addr;
+}
+
+// Keeps a freed mapping when it fits the bounds; false when the caller
+// must unmap it.
+bool cache_put_locked(uintptr_t addr, size_t mapped) {
+    if (mapped > kHugeCacheBytes / 4)
+        return false;
+    uint64_t now = platform_now_ms();
+    cache_expire_locked(now > kHugeDecayMs ? now - kHugeDecayMs : 0);
+    while (g_huge_cache_count != 0 &&
+           (g_huge_cache_count == kHugeCacheSlots || g_huge_cache_bytes + mapped > kHugeCacheBytes)) {
+        // Evict the oldest.
+        unsigned oldest = 0;
+        for (unsigned i = 1; i < g_huge_cache_count; i++)
+            if (g_huge_cache[i].since < g_huge_cache[oldest].since)
+                oldest = i;
+        pages_unmap(reinterpret_cast<void *>(g_huge_cache[oldest].addr), g_huge_cache[oldest].mapped);
+        cache_remove_locked(oldest);
+    }
+    g_huge_cache[g_huge_cache_count++] = CachedMapping{addr, mapped, now};
+    g_huge_cache_bytes += mapped;
+    return true;
+}
 
 Huge *desc_alloc_locked() {
     Huge *h = g_huge_spare;
@@ -60,20 +134,21 @@ const char *validate_locked(Huge *h, const void *p) {
 
 namespace {
 
-void *huge_map(Arena *arena, size_t size, size_t align);
+void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh);
 
 }  // namespace
 
-void *huge_malloc(Arena *arena, size_t size, size_t align) {
-    void *p = huge_map(arena, size, align);
+void *huge_malloc(Arena *arena, size_t size, size_t align, bool zero) {
+    bool fresh = false;
+    void *p = huge_map(arena, size, align, &fresh);
     if (p != nullptr)
-        fill_new_block(p, align_up(size, kPage), false, true);  // fresh pages read zero
+        fill_new_block(p, align_up(size, kPage), zero, fresh);  // fresh pages read zero
     return p;
 }
 
 namespace {
 
-void *huge_map(Arena *arena, size_t size, size_t align) {
+void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh) {
     size_t usize = align_up(size, kPage);
     size_t mapped = align_up(usize, kGranule);
     if (usize < size || mapped < usize) {
@@ -82,12 +157,21 @@ void *huge_map(Arena *arena, size_t size, size_t align) {
     }
     if (align < kGranule)
         align = kGranule;
-    void *p = pages_map(mapped, align);
-    if (p == nullptr) {
-        errno = ENOMEM;
-        return nullptr;
-    }
     MutexGuard guard(g_huge_mutex);
+    void *p = reinterpret_cast<void *>(cache_take_locked(mapped, align));
+    *fresh = p == nullptr;
+    if (p == nullptr) {
+        p = pages_map(mapped, align);
+        if (p == nullptr) {
+            // What the cache holds may be what stands in the way.
+            cache_expire_locked(UINT64_MAX);
+            p = pages_map(mapped, align);
+        }
+        if (p == nullptr) {
+            errno = ENOMEM;
+            return nullptr;
+        }
+    }
     Huge *h = desc_alloc_locked();
     if (h == nullptr || !registry_insert(p, mapped, reinterpret_cast<uintptr_t>(h) | kRegistryHuge)) {
         if (h != nullptr) {
@@ -129,8 +213,10 @@ size_t huge_free(Huge *h, void *p, const char *fn) {
     h->addr = 0;
     h->next = g_huge_spare;
     g_huge_spare = h;
+    bool kept = cache_put_locked(reinterpret_cast<uintptr_t>(p), mapped);
     g_huge_mutex.unlock();
-    pages_unmap(p, mapped);
+    if (!kept)
+        pages_unmap(p, mapped);
     return usize;
 }
 
@@ -176,9 +262,50 @@ bool huge_ralloc_in_place(Huge *h, void *p, size_t size) {
     return true;
 }
 
+void *huge_ralloc_move(Huge *h, void *p, size_t size) {
+    size_t usize = align_up(size, kPage);
+    size_t mapped = align_up(usize, kGranule);
+    if (usize < size || mapped < usize)
+        return nullptr;
+    MutexGuard guard(g_huge_mutex);
+    if (validate_locked(h, p) != nullptr || mapped <= h->mapped)
+        return nullptr;
+    // Reserve an aligned range, then have the kernel move the pages there:
+    // no copy, and the new block is registry-aligned like every other.
+    void *target = pages_map(mapped, kGranule);
+    if (target == nullptr)
+        return nullptr;
+    if (!registry_insert(target, mapped, reinterpret_cast<uintptr_t>(h) | kRegistryHuge)) {
+        pages_unmap(target, mapped);
+        return nullptr;
+    }
+    if (!pages_move(p, h->mapped, target, mapped)) {
+        registry_remove(target, mapped);
+        pages_unmap(target, mapped);
+        return nullptr;
+    }
+    registry_remove(p, h->mapped);
+    g_huge_stats.allocated += usize;
+    g_huge_stats.allocated -= h->usize;
+    g_huge_stats.mapped += mapped;
+    g_huge_stats.mapped -= h->mapped;
+    h->addr = reinterpret_cast<uintptr_t>(target);
+    h->usize = usize;
+    h->mapped = mapped;
+    return target;
+}
+
+size_t huge_purge_cache() {
+    MutexGuard guard(g_huge_mutex);
+    size_t bytes = g_huge_cache_bytes;
+    cache_expire_locked(UINT64_MAX);
+    return bytes;
+}
+
 void huge_stats(HugeStats *out) {
     MutexGuard guard(g_huge_mutex);
     *out = g_huge_stats;
+    out->cached = g_huge_cache_bytes;
 }
 
 void huge_prefork() { g_huge_mutex.lock(); }

@@ -25,10 +25,15 @@ struct HugeStats {
     uint64_t ndalloc;
     uint64_t allocated;  // sum of usize of live blocks
     uint64_t mapped;     // sum of mapped of live blocks
+    uint64_t cached;     // bytes of freed mappings kept for reuse
 };
 
-// A huge block of at least size bytes aligned to align (power of two).
-void *huge_malloc(Arena *arena, size_t size, size_t align);
+// Freed huge mappings unused for this long are unmapped.
+constexpr uint64_t kHugeDecayMs = 10000;
+
+// A huge block of at least size bytes aligned to align (power of two),
+// zeroed when zero is set.
+void *huge_malloc(Arena *arena, size_t size, size_t align, bool zero);
 
 // Frees the huge block described by h; p must be its start (else reported
 // on behalf of fn).
@@ -41,6 +46,13 @@ size_t huge_usable_size(Huge *h, const void *p, const char *fn);
 // Resizes in place to at least size bytes; false when that cannot be done
 // without moving.
 bool huge_ralloc_in_place(Huge *h, void *p, size_t size);
+
+// Grows the huge block at p to at least size bytes by moving its pages to
+// a new range without copying (mremap); the new address, or nullptr.
+void *huge_ralloc_move(Huge *h, void *p, size_t size);
+
+// Unmaps every cached mapping; the bytes given back.
+size_t huge_purge_cache();
 
 void huge_stats(HugeStats *out);
 

@@ -5,6 +5,7 @@
 #include "base.h"
 #include "chunk.h"
 #include "chunk_registry.h"
+#include "ctl.h"
 #include "huge.h"
 #include "mutex.h"
 #include "options.h"
@@ -103,8 +104,8 @@ Arena *arena_get(unsigned index) {
     return a;
 }
 
-// Lock order, everywhere: init, tcache list, arena table, arenas by index,
-// huge, registry, base.
+// Lock order, everywhere: init, ctl, stats print, stats heap, tcache list,
+// arena table, arenas by index, huge, registry, base.
 void malloc_prefork() {
     // The forking thread's cache goes back first: the child starts with
     // its regions in the arenas, and flushing needs the arena locks.
@@ -113,6 +114,8 @@ void malloc_prefork() {
     g_init_mutex.lock();
     if (!g_initialized.load(std::memory_order_acquire))
         return;
+    ctl_prefork();
+    stats_prefork();
     tcache_prefork();
     g_arenas_mutex.lock();
     for (unsigned i = 0; i < g_narenas; i++) {
@@ -137,6 +140,8 @@ void malloc_postfork_parent() {
         }
         g_arenas_mutex.unlock();
         tcache_postfork_parent();
+        stats_postfork_parent();
+        ctl_postfork_parent();
     }
     g_init_mutex.unlock();
 }
@@ -158,6 +163,8 @@ void malloc_postfork_child() {
             tls_thread_state.arena->nthreads.store(1, std::memory_order_relaxed);
         g_arenas_mutex.reinit_in_child();
         tcache_postfork_child();
+        stats_postfork_child();
+        ctl_postfork_child();
     }
     g_init_mutex.reinit_in_child();
 }

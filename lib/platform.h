@@ -53,6 +53,11 @@ bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size);
 // clock where the system has one).
 uint64_t platform_now_ms();
 
+// Moves the pages of [old_addr, +old_size) to new_addr, which the caller
+// mapped with new_size bytes, growing the block to new_size; the old range
+// is unmapped.  False (nothing changed) where the platform cannot.
+bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size);
+
 // Number of CPUs this process may run on (at least 1).
 unsigned platform_ncpus();
 

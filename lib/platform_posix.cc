@@ -149,6 +149,27 @@ bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
 #endif
 }
 
+bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size) {
+#if defined(HAVE_MREMAP) && defined(MREMAP_FIXED)
+    int saved_errno = errno;
+    void *p = mremap(old_addr, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, new_addr);
+    errno = saved_errno;
+    if (p == MAP_FAILED)
+        return false;
+    // The reservation at new_addr was counted when it was mapped; the old
+    // range is gone now.
+    g_nunmap.fetch_add(1, std::memory_order_relaxed);
+    g_mapped.fetch_sub(old_size, std::memory_order_relaxed);
+    return true;
+#else
+    (void)old_addr;
+    (void)old_size;
+    (void)new_addr;
+    (void)new_size;
+    return false;
+#endif
+}
+
 uint64_t platform_now_ms() {
     struct timespec ts;
 #if defined(CLOCK_MONOTONIC_COARSE)

@@ -72,17 +72,41 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
     return true;
 }
 
+namespace {
+
+// Snapshots are too big for a small thread stack and the report must not
+// allocate, so each user has static scratch space under a lock.  Order:
+// the print lock, then the heap lock, then arena locks.
+Mutex g_print_mutex;
+ArenaSnapshot g_print_scratch;
+Mutex g_heap_mutex;
+ArenaSnapshot g_heap_scratch;
+
+}  // namespace
+
+void stats_prefork() {
+    g_print_mutex.lock();
+    g_heap_mutex.lock();
+}
+
+void stats_postfork_parent() {
+    g_heap_mutex.unlock();
+    g_print_mutex.unlock();
+}
+
+void stats_postfork_child() {
+    g_heap_mutex.reinit_in_child();
+    g_print_mutex.reinit_in_child();
+}
+
 bool stats_heap(HeapSnapshot *out) {
     *out = HeapSnapshot{};
     if (!ensure_initialized())
         return false;
     stats_merge_own_cache();
     out->narenas = g_narenas;
-    // One arena's snapshot at a time, in static storage: the report must
-    // not allocate, and a snapshot is too big for a small thread stack.
-    static Mutex scratch_mutex;
-    static ArenaSnapshot scratch;
-    MutexGuard guard(scratch_mutex);
+    MutexGuard guard(g_heap_mutex);
+    ArenaSnapshot &scratch = g_heap_scratch;
     for (unsigned i = 0; i < g_narenas; i++) {
         if (!stats_arena(i, &scratch))
             continue;
@@ -369,9 +393,7 @@ void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
     e.line.str("}}, \"arenas\": [");
     e.flush();
     if (!has(opts, 'a')) {
-        static Mutex scratch_mutex;
-        static ArenaSnapshot scratch;
-        MutexGuard guard(scratch_mutex);
+        ArenaSnapshot &scratch = g_print_scratch;  // the caller holds g_print_mutex
         bool first = true;
         for (unsigned i = 0; i < g_narenas; i++) {
             if (!stats_arena(i, &scratch))
@@ -391,6 +413,7 @@ void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
 }  // namespace
 
 void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts) {
+    MutexGuard guard(g_print_mutex);
     Emitter e(write_cb, cbopaque);
     HeapSnapshot h;
     if (!stats_heap(&h))
@@ -406,12 +429,9 @@ void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const c
     if (!has(opts, 'm'))
         print_totals_text(e, h);
     if (!has(opts, 'a')) {
-        static Mutex scratch_mutex;
-        static ArenaSnapshot scratch;
-        MutexGuard guard(scratch_mutex);
         for (unsigned i = 0; i < g_narenas; i++)
-            if (stats_arena(i, &scratch))
-                print_arena_text(e, scratch, opts);
+            if (stats_arena(i, &g_print_scratch))
+                print_arena_text(e, g_print_scratch, opts);
     }
     e.line.str("--- End arenalloc statistics ---");
     e.end();

@@ -100,6 +100,10 @@ bool stats_heap(HeapSnapshot *out);
 // is allocated.
 void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts);
 
+void stats_prefork();
+void stats_postfork_parent();
+void stats_postfork_child();
+
 }  // namespace arenalloc
 
 #endif

@@ -144,6 +144,7 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "aligned_alloc", "memalign",       "valloc",
         "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
         "arenalloc_purge", "malloc_trim", "malloc_stats_print",
+        "mallctl", "mallctlnametomib", "mallctlbymib",
     };
     const std::string out =
         tool_output("nm", { "-D", "--defined-only", shlib(*this) });

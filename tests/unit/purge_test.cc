@@ -73,11 +73,13 @@ ATF_TEST_CASE_BODY(purge__ratio_rule_bounds_dirty) {
     Arena *a = arena0();
     std::vector<void *> v = allocate_touched(256 << 10, 200);  // 50 MiB active
     uint64_t madv = nmadvise();
-    // Free every other block: the dirty pages may not exceed the allowance
-    // (an eighth of the active pages, at least a chunk) after any free.
+    // With f (an eighth of the allowance), free every other block: the
+    // dirty pages may not exceed the allowance (the period's peak of active
+    // pages >> 3, at least a chunk) after any free.
+    g_options.lg_dirty_ratio = 3;
     for (size_t i = 0; i < v.size(); i += 2) {
         aa_free(v[i]);
-        uint64_t allowed = a->nactive >> kLgDirtyRatioDefault;
+        uint64_t allowed = a->nactive_peak >> 3;
         if (allowed < g_chunk.npages)
             allowed = g_chunk.npages;
         ATF_REQUIRE_MSG(a->ndirty <= allowed, "dirty " << a->ndirty << " allowed " << allowed);

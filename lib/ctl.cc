@@ -1,0 +1,724 @@
+// ctl.cc — the mallctl() name tree and its handlers.
+//
+// The tree is constant data (no constructor runs): each node has a name,
+// named children, or one child that stands for every number its index
+// check accepts, or a handler when it is a leaf.  A lookup by name and a
+// walk by MIB follow the same nodes, so the two cannot disagree.
+#include "ctl.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "arena.h"
+#include "base.h"
+#include "chunk.h"
+#include "config.h"
+#include "init.h"
+#include "mutex.h"
+#include "options.h"
+#include "size_classes.h"
+#include "stats.h"
+#include "tcache.h"
+#include "thread_state.h"
+#include "util.h"
+
+namespace arenalloc {
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Requests and the read/write rules every handler shares.
+
+struct Request {
+    const size_t *mib;
+    size_t miblen;
+    void *oldp;
+    size_t *oldlenp;
+    void *newp;
+    size_t newlen;
+};
+
+using Handler = int (*)(const Request &r);
+
+// Copies v out when the caller asked for it.  A size other than sizeof(T)
+// copies what fits of the value, reports that length and fails.
+template <typename T>
+int read_value(const Request &r, const T &v) {
+    if (r.oldp == nullptr || r.oldlenp == nullptr)
+        return 0;
+    if (*r.oldlenp != sizeof(T)) {
+        size_t n = *r.oldlenp < sizeof(T) ? *r.oldlenp : sizeof(T);
+        memcpy(r.oldp, &v, n);
+        *r.oldlenp = n;
+        return EINVAL;
+    }
+    memcpy(r.oldp, &v, sizeof(T));
+    return 0;
+}
+
+// The new value, when the caller gave one (newp set) of the right size.
+template <typename T>
+int write_value(const Request &r, T *v, bool *given) {
+    *given = false;
+    if (r.newp == nullptr)
+        return 0;
+    if (r.newlen != sizeof(T))
+        return EINVAL;
+    memcpy(v, r.newp, sizeof(T));
+    *given = true;
+    return 0;
+}
+
+bool writes(const Request &r) { return r.newp != nullptr || r.newlen != 0; }
+
+// A trigger neither reads nor writes a value.
+bool touches_values(const Request &r) {
+    return r.oldp != nullptr || r.oldlenp != nullptr || writes(r);
+}
+
+// ---------------------------------------------------------------------------
+// The snapshot behind stats.*: the heap totals and one snapshot per arena
+// (in metadata memory, made when the arena is first seen), plus all arenas
+// merged.  Guarded by g_ctl_mutex; taken again on every epoch write.
+
+struct ArenaSlot {
+    ArenaSnapshot *snap;  // metadata memory, kept for the process's life
+    bool valid;           // the arena existed at the last refresh
+};
+
+Mutex g_ctl_mutex;
+bool g_have_snapshot = false;
+uint64_t g_epoch = 0;
+HeapSnapshot g_heap;
+ArenaSlot *g_slots = nullptr;       // g_narenas entries
+ArenaSnapshot *g_merged = nullptr;  // every valid arena summed
+
+void merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from) {
+    to->nthreads += from.nthreads;
+    to->mapped += from.mapped;
+    to->retained += from.retained;
+    to->active += from.active;
+    to->dirty += from.dirty;
+    to->resident += from.resident;
+    to->allocated_small += from.allocated_small;
+    to->allocated_large += from.allocated_large;
+    to->nmalloc_small += from.nmalloc_small;
+    to->ndalloc_small += from.ndalloc_small;
+    to->nmalloc_large += from.nmalloc_large;
+    to->ndalloc_large += from.ndalloc_large;
+    to->npurge_passes += from.npurge_passes;
+    to->nmadvise += from.nmadvise;
+    to->npurged_pages += from.npurged_pages;
+    to->lock_acquired += from.lock_acquired;
+    to->lock_contended += from.lock_contended;
+    for (unsigned b = 0; b < kNumBins; b++) {
+        BinSnapshot &t = to->bins[b];
+        const BinSnapshot &f = from.bins[b];
+        t.region_size = f.region_size;
+        t.nregs = f.nregs;
+        t.run_size = f.run_size;
+        t.nmalloc += f.nmalloc;
+        t.ndalloc += f.ndalloc;
+        t.nrequests += f.nrequests;
+        t.curregs += f.curregs;
+        t.curruns += f.curruns;
+        t.nruns += f.nruns;
+        t.nfills += f.nfills;
+        t.nflushes += f.nflushes;
+    }
+    to->nlarge = from.nlarge;
+    for (unsigned l = 0; l < kNumLargeClasses; l++) {
+        LargeSnapshot &t = to->large[l];
+        const LargeSnapshot &f = from.large[l];
+        t.size = f.size;
+        t.nmalloc += f.nmalloc;
+        t.ndalloc += f.ndalloc;
+        t.curruns += f.curruns;
+    }
+}
+
+// Takes a new snapshot (g_ctl_mutex held).  False when metadata memory for
+// the snapshot itself cannot be had.
+bool refresh() {
+    if (g_slots == nullptr) {
+        g_merged = static_cast<ArenaSnapshot *>(base_alloc(sizeof(ArenaSnapshot)));
+        if (g_merged == nullptr)
+            return false;
+        g_slots = static_cast<ArenaSlot *>(base_alloc(g_narenas * sizeof(ArenaSlot)));
+        if (g_slots == nullptr)
+            return false;
+    }
+    if (!stats_heap(&g_heap))  // merges the caller's own cache counts first
+        return false;
+    memset(g_merged, 0, sizeof(*g_merged));
+    g_merged->index = static_cast<unsigned>(kCtlArenasAll);
+    for (unsigned i = 0; i < g_narenas; i++) {
+        ArenaSlot &s = g_slots[i];
+        s.valid = false;
+        if (arena_peek(i) == nullptr)
+            continue;
+        if (s.snap == nullptr)
+            s.snap = static_cast<ArenaSnapshot *>(base_alloc(sizeof(ArenaSnapshot)));
+        if (s.snap == nullptr || !stats_arena(i, s.snap))
+            continue;
+        s.valid = true;
+        merge_arena(g_merged, *s.snap);
+    }
+    g_epoch++;
+    g_have_snapshot = true;
+    return true;
+}
+
+// 0 once a snapshot exists (g_ctl_mutex held).
+int snapshot_ready() {
+    if (g_have_snapshot || refresh())
+        return 0;
+    return EAGAIN;
+}
+
+bool is_all_arenas(size_t i) { return i == kCtlArenasAll || i == g_narenas; }
+
+// Arena i's snapshot, or the merged one; nullptr when the arena had no
+// statistics at the last refresh (g_ctl_mutex held, snapshot ready).
+const ArenaSnapshot *arena_snapshot(size_t i) {
+    if (is_all_arenas(i))
+        return g_merged;
+    if (i < g_narenas && g_slots[i].valid)
+        return g_slots[i].snap;
+    return nullptr;
+}
+
+unsigned nlextents() {
+    unsigned n = 0;
+    while (n < kNumLargeClasses && class_to_size(kNumBins + n) <= g_chunk.large_max)
+        n++;
+    return n;
+}
+
+// ---------------------------------------------------------------------------
+// Handlers.  Read-only values: CTL_RO defines a handler from an expression
+// (r, the request, in scope); the stats forms evaluate theirs under the
+// snapshot lock with h (the heap), a (the arena <i> = mib[2]), b (the bin
+// <j> = mib[4]) or l (the large class <j> = mib[4]) in scope.
+
+#define CTL_RO(fn, T, expr)                          \
+    int fn(const Request &r) {                       \
+        (void)r;                                     \
+        if (writes(r))                               \
+            return EPERM;                            \
+        T v_ = static_cast<T>(expr);                 \
+        return read_value<T>(r, v_);                 \
+    }
+
+#define CTL_STATS_RO(fn, T, lookup, expr)            \
+    int fn(const Request &r) {                       \
+        if (writes(r))                               \
+            return EPERM;                            \
+        T v_;                                        \
+        {                                            \
+            MutexGuard guard_(g_ctl_mutex);          \
+            if (int e_ = snapshot_ready())           \
+                return e_;                           \
+            lookup;                                  \
+            v_ = static_cast<T>(expr);               \
+        }                                            \
+        return read_value<T>(r, v_);                 \
+    }
+
+#define CTL_HEAP(fn, T, expr) CTL_STATS_RO(fn, T, const HeapSnapshot &h = g_heap, expr)
+
+#define CTL_ARENA_LOOKUP                                   \
+    const ArenaSnapshot *a = arena_snapshot(r.mib[2]);     \
+    if (a == nullptr)                                      \
+        return ENOENT
+
+#define CTL_ARENA(fn, T, expr) CTL_STATS_RO(fn, T, CTL_ARENA_LOOKUP, expr)
+
+#define CTL_BIN(fn, T, field)                                                 \
+    CTL_STATS_RO(fn, T, CTL_ARENA_LOOKUP; const BinSnapshot &b = a->bins[r.mib[4]], \
+                 b.field)
+
+#define CTL_LARGE(fn, T, field)                                                 \
+    CTL_STATS_RO(fn, T, CTL_ARENA_LOOKUP; const LargeSnapshot &l = a->large[r.mib[4]], \
+                 l.field)
+
+// version, epoch.
+
+const char kVersion[] = PACKAGE_NAME " " PACKAGE_VERSION;
+CTL_RO(version_ctl, const char *, kVersion)
+
+int epoch_ctl(const Request &r) {
+    uint64_t ignored;
+    bool given;
+    if (int e = write_value(r, &ignored, &given))
+        return e;
+    uint64_t v;
+    {
+        MutexGuard guard(g_ctl_mutex);
+        if (given ? !refresh() : snapshot_ready() != 0)
+            return EAGAIN;
+        v = g_epoch;
+    }
+    return read_value(r, v);
+}
+
+// thread.*
+
+int thread_arena_ctl(const Request &r) {
+    Arena *cur = thread_arena();
+    if (cur == nullptr)
+        return EAGAIN;
+    unsigned old = cur->index;
+    unsigned target;
+    bool given;
+    if (int e = write_value(r, &target, &given))
+        return e;
+    if (given && target >= g_narenas)
+        return EINVAL;
+    if (int e = read_value(r, old))
+        return e;
+    if (!given || target == old)
+        return 0;
+    // What the cache holds came from the old arena, and its unmerged
+    // counts belong there: both go back before the move.
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+    return thread_set_arena(target) ? 0 : EAGAIN;
+}
+
+int thread_tcache_flush_ctl(const Request &r) {
+    if (touches_values(r))
+        return EPERM;
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+    return 0;
+}
+
+CTL_RO(thread_allocated_ctl, uint64_t, thread_bytes_allocated())
+CTL_RO(thread_deallocated_ctl, uint64_t, thread_bytes_deallocated())
+
+// opt.*: one per kOptionTable row that has an effect, in table order.
+
+CTL_RO(opt_abort_ctl, bool, g_options.abort_on_warning)
+CTL_RO(opt_sbrk_ctl, bool, g_options.use_sbrk)
+CTL_RO(opt_lg_dirty_ratio_ctl, ssize_t, g_options.lg_dirty_ratio)
+CTL_RO(opt_lg_tcache_gc_ctl, ssize_t, g_options.lg_tcache_gc)
+CTL_RO(opt_tcache_shift_ctl, ssize_t, g_options.tcache_shift)
+CTL_RO(opt_tcache_ctl, bool, g_tcache_slots[0] != 0)
+CTL_RO(opt_junk_ctl, bool, g_options.junk)
+CTL_RO(opt_lg_chunk_ctl, size_t, g_options.lg_chunk)
+CTL_RO(opt_mmap_ctl, bool, g_options.use_mmap)
+CTL_RO(opt_narenas_ctl, unsigned, g_options.narenas)
+CTL_RO(opt_stats_print_ctl, bool, g_options.print_summary)
+CTL_RO(opt_utrace_ctl, bool, g_options.trace)
+CTL_RO(opt_sysv_ctl, bool, g_options.malloc0_null)
+CTL_RO(opt_xmalloc_ctl, bool, g_options.xmalloc)
+CTL_RO(opt_zero_ctl, bool, g_options.zero)
+
+// arena.<i>.*
+
+int arena_purge_ctl(const Request &r) {
+    if (touches_values(r))
+        return EPERM;
+    size_t i = r.mib[1];
+    for (unsigned k = 0; k < g_narenas; k++) {
+        if (!is_all_arenas(i) && k != i)
+            continue;
+        if (Arena *a = arena_peek(k))
+            arena_purge_all(a, false);
+    }
+    return 0;
+}
+
+int arena_initialized_ctl(const Request &r) {
+    if (writes(r))
+        return EPERM;
+    bool v;
+    {
+        MutexGuard guard(g_ctl_mutex);
+        if (int e = snapshot_ready())
+            return e;
+        v = is_all_arenas(r.mib[1]) || g_slots[r.mib[1]].valid;
+    }
+    return read_value(r, v);
+}
+
+// arenas.*
+
+CTL_RO(arenas_narenas_ctl, unsigned, g_narenas)
+CTL_RO(arenas_page_ctl, size_t, kPage)
+CTL_RO(arenas_quantum_ctl, size_t, kQuantum)
+CTL_RO(arenas_chunksize_ctl, size_t, g_chunk.chunk_size)
+CTL_RO(arenas_nbins_ctl, unsigned, kNumBins)
+CTL_RO(arenas_bin_size_ctl, size_t, bin_info(static_cast<unsigned>(r.mib[2])).region_size)
+CTL_RO(arenas_bin_nregs_ctl, uint32_t, bin_info(static_cast<unsigned>(r.mib[2])).nregs)
+CTL_RO(arenas_bin_run_size_ctl, size_t,
+       size_t{bin_info(static_cast<unsigned>(r.mib[2])).run_pages} << kLgPage)
+CTL_RO(arenas_nlextents_ctl, unsigned, nlextents())
+CTL_RO(arenas_lextent_size_ctl, size_t, class_to_size(kNumBins + static_cast<unsigned>(r.mib[2])))
+
+// stats.*
+
+CTL_HEAP(stats_allocated_ctl, size_t, h.allocated)
+CTL_HEAP(stats_active_ctl, size_t, h.active)
+CTL_HEAP(stats_metadata_ctl, size_t, h.metadata)
+CTL_HEAP(stats_resident_ctl, size_t, h.resident)
+CTL_HEAP(stats_mapped_ctl, size_t, h.mapped)
+CTL_HEAP(stats_retained_ctl, size_t, h.retained)
+CTL_HEAP(stats_huge_allocated_ctl, size_t, h.huge_allocated)
+CTL_HEAP(stats_huge_nmalloc_ctl, uint64_t, h.huge_nmalloc)
+CTL_HEAP(stats_huge_ndalloc_ctl, uint64_t, h.huge_ndalloc)
+
+CTL_ARENA(sa_nthreads_ctl, unsigned, a->nthreads)
+CTL_ARENA(sa_mapped_ctl, size_t, a->mapped)
+CTL_ARENA(sa_retained_ctl, size_t, a->retained)
+CTL_ARENA(sa_active_ctl, size_t, a->active)
+CTL_ARENA(sa_dirty_ctl, size_t, a->dirty)
+CTL_ARENA(sa_resident_ctl, size_t, a->resident)
+CTL_ARENA(sa_pactive_ctl, size_t, a->active >> kLgPage)
+CTL_ARENA(sa_pdirty_ctl, size_t, a->dirty >> kLgPage)
+CTL_ARENA(sa_npurge_ctl, uint64_t, a->npurge_passes)
+CTL_ARENA(sa_nmadvise_ctl, uint64_t, a->nmadvise)
+CTL_ARENA(sa_purged_ctl, uint64_t, a->npurged_pages)
+
+// small.*: sums over the bins, as jemalloc counts them (nmalloc and
+// ndalloc at the arena, cache fills and flushes included; nrequests at
+// the program).
+uint64_t bins_sum(const ArenaSnapshot *a, uint64_t BinSnapshot::*field) {
+    uint64_t n = 0;
+    for (unsigned b = 0; b < kNumBins; b++)
+        n += a->bins[b].*field;
+    return n;
+}
+
+CTL_ARENA(sa_small_allocated_ctl, size_t, a->allocated_small)
+CTL_ARENA(sa_small_nmalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::nmalloc))
+CTL_ARENA(sa_small_ndalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::ndalloc))
+CTL_ARENA(sa_small_nrequests_ctl, uint64_t, bins_sum(a, &BinSnapshot::nrequests))
+CTL_ARENA(sa_large_allocated_ctl, size_t, a->allocated_large)
+CTL_ARENA(sa_large_nmalloc_ctl, uint64_t, a->nmalloc_large)
+CTL_ARENA(sa_large_ndalloc_ctl, uint64_t, a->ndalloc_large)
+CTL_ARENA(sa_large_nrequests_ctl, uint64_t, a->nmalloc_large)
+CTL_ARENA(sa_mutex_num_ops_ctl, uint64_t, a->lock_acquired)
+CTL_ARENA(sa_mutex_num_wait_ctl, uint64_t, a->lock_contended)
+
+CTL_BIN(sa_bin_nmalloc_ctl, uint64_t, nmalloc)
+CTL_BIN(sa_bin_ndalloc_ctl, uint64_t, ndalloc)
+CTL_BIN(sa_bin_nrequests_ctl, uint64_t, nrequests)
+CTL_BIN(sa_bin_curregs_ctl, size_t, curregs)
+CTL_BIN(sa_bin_curruns_ctl, size_t, curruns)
+CTL_BIN(sa_bin_nruns_ctl, uint64_t, nruns)
+CTL_BIN(sa_bin_nfills_ctl, uint64_t, nfills)
+CTL_BIN(sa_bin_nflushes_ctl, uint64_t, nflushes)
+
+CTL_LARGE(sa_lextent_nmalloc_ctl, uint64_t, nmalloc)
+CTL_LARGE(sa_lextent_ndalloc_ctl, uint64_t, ndalloc)
+CTL_LARGE(sa_lextent_nrequests_ctl, uint64_t, nmalloc)
+CTL_LARGE(sa_lextent_curlextents_ctl, size_t, curruns)
+
+// ---------------------------------------------------------------------------
+// Index checks for numbered components.
+
+bool arena_index_ok(size_t i) { return i < g_narenas || is_all_arenas(i); }
+bool bin_index_ok(size_t i) { return i < kNumBins; }
+bool lextent_index_ok(size_t i) { return i < nlextents(); }
+
+// ---------------------------------------------------------------------------
+// The tree, leaves first.
+
+struct Node {
+    const char *name;         // nullptr for the numbered child of an indexed node
+    const Node *children;     // named children, or the one numbered child
+    uint16_t nchildren;
+    bool (*index_ok)(size_t);  // set: children[0] stands for every number it accepts
+    Handler handler;          // set: a leaf
+};
+
+#define LEAF(n, h) {n, nullptr, 0, nullptr, h}
+#define INNER(n, kids) {n, kids, static_cast<uint16_t>(sizeof(kids) / sizeof(kids[0])), nullptr, nullptr}
+#define NUMBERED(n, kid, check) {n, kid, 1, check, nullptr}
+
+constexpr Node kThreadTcache[] = {
+    LEAF("flush", thread_tcache_flush_ctl),
+};
+constexpr Node kThread[] = {
+    LEAF("arena", thread_arena_ctl),
+    INNER("tcache", kThreadTcache),
+    LEAF("allocated", thread_allocated_ctl),
+    LEAF("deallocated", thread_deallocated_ctl),
+};
+
+constexpr Node kOpt[] = {
+    LEAF("abort", opt_abort_ctl),
+    LEAF("sbrk", opt_sbrk_ctl),
+    LEAF("lg_dirty_ratio", opt_lg_dirty_ratio_ctl),
+    LEAF("lg_tcache_gc", opt_lg_tcache_gc_ctl),
+    LEAF("tcache_shift", opt_tcache_shift_ctl),
+    LEAF("tcache", opt_tcache_ctl),
+    LEAF("junk", opt_junk_ctl),
+    LEAF("lg_chunk", opt_lg_chunk_ctl),
+    LEAF("mmap", opt_mmap_ctl),
+    LEAF("narenas", opt_narenas_ctl),
+    LEAF("stats_print", opt_stats_print_ctl),
+    LEAF("utrace", opt_utrace_ctl),
+    LEAF("sysv", opt_sysv_ctl),
+    LEAF("xmalloc", opt_xmalloc_ctl),
+    LEAF("zero", opt_zero_ctl),
+};
+
+constexpr Node kArenaI[] = {
+    LEAF("purge", arena_purge_ctl),
+    LEAF("initialized", arena_initialized_ctl),
+};
+constexpr Node kArenaINumbered[] = {INNER(nullptr, kArenaI)};
+
+constexpr Node kArenasBinI[] = {
+    LEAF("size", arenas_bin_size_ctl),
+    LEAF("nregs", arenas_bin_nregs_ctl),
+    LEAF("run_size", arenas_bin_run_size_ctl),
+    LEAF("slab_size", arenas_bin_run_size_ctl),  // jemalloc 5's name
+};
+constexpr Node kArenasBinNumbered[] = {INNER(nullptr, kArenasBinI)};
+constexpr Node kArenasLextentI[] = {
+    LEAF("size", arenas_lextent_size_ctl),
+};
+constexpr Node kArenasLextentNumbered[] = {INNER(nullptr, kArenasLextentI)};
+constexpr Node kArenas[] = {
+    LEAF("narenas", arenas_narenas_ctl),
+    LEAF("page", arenas_page_ctl),
+    LEAF("quantum", arenas_quantum_ctl),
+    LEAF("chunksize", arenas_chunksize_ctl),
+    LEAF("nbins", arenas_nbins_ctl),
+    NUMBERED("bin", kArenasBinNumbered, bin_index_ok),
+    LEAF("nlextents", arenas_nlextents_ctl),
+    NUMBERED("lextent", kArenasLextentNumbered, lextent_index_ok),
+};
+
+constexpr Node kStatsHuge[] = {
+    LEAF("allocated", stats_huge_allocated_ctl),
+    LEAF("nmalloc", stats_huge_nmalloc_ctl),
+    LEAF("ndalloc", stats_huge_ndalloc_ctl),
+};
+constexpr Node kStatsArenaSmall[] = {
+    LEAF("allocated", sa_small_allocated_ctl),
+    LEAF("nmalloc", sa_small_nmalloc_ctl),
+    LEAF("ndalloc", sa_small_ndalloc_ctl),
+    LEAF("nrequests", sa_small_nrequests_ctl),
+};
+constexpr Node kStatsArenaLarge[] = {
+    LEAF("allocated", sa_large_allocated_ctl),
+    LEAF("nmalloc", sa_large_nmalloc_ctl),
+    LEAF("ndalloc", sa_large_ndalloc_ctl),
+    LEAF("nrequests", sa_large_nrequests_ctl),
+};
+constexpr Node kStatsArenaBinJ[] = {
+    LEAF("nmalloc", sa_bin_nmalloc_ctl),
+    LEAF("ndalloc", sa_bin_ndalloc_ctl),
+    LEAF("nrequests", sa_bin_nrequests_ctl),
+    LEAF("curregs", sa_bin_curregs_ctl),
+    LEAF("curruns", sa_bin_curruns_ctl),
+    LEAF("nruns", sa_bin_nruns_ctl),
+    LEAF("nfills", sa_bin_nfills_ctl),
+    LEAF("nflushes", sa_bin_nflushes_ctl),
+};
+constexpr Node kStatsArenaBinNumbered[] = {INNER(nullptr, kStatsArenaBinJ)};
+constexpr Node kStatsArenaLextentJ[] = {
+    LEAF("nmalloc", sa_lextent_nmalloc_ctl),
+    LEAF("ndalloc", sa_lextent_ndalloc_ctl),
+    LEAF("nrequests", sa_lextent_nrequests_ctl),
+    LEAF("curlextents", sa_lextent_curlextents_ctl),
+};
+constexpr Node kStatsArenaLextentNumbered[] = {INNER(nullptr, kStatsArenaLextentJ)};
+constexpr Node kStatsArenaMutex[] = {
+    LEAF("num_ops", sa_mutex_num_ops_ctl),
+    LEAF("num_wait", sa_mutex_num_wait_ctl),
+};
+constexpr Node kStatsArenaMutexes[] = {
+    INNER("arena", kStatsArenaMutex),
+};
+constexpr Node kStatsArenaI[] = {
+    LEAF("nthreads", sa_nthreads_ctl),
+    LEAF("mapped", sa_mapped_ctl),
+    LEAF("retained", sa_retained_ctl),
+    LEAF("active", sa_active_ctl),
+    LEAF("dirty", sa_dirty_ctl),
+    LEAF("resident", sa_resident_ctl),
+    LEAF("pactive", sa_pactive_ctl),
+    LEAF("pdirty", sa_pdirty_ctl),
+    LEAF("npurge", sa_npurge_ctl),
+    LEAF("nmadvise", sa_nmadvise_ctl),
+    LEAF("purged", sa_purged_ctl),
+    INNER("small", kStatsArenaSmall),
+    INNER("large", kStatsArenaLarge),
+    NUMBERED("bins", kStatsArenaBinNumbered, bin_index_ok),
+    NUMBERED("lextents", kStatsArenaLextentNumbered, lextent_index_ok),
+    INNER("mutexes", kStatsArenaMutexes),
+};
+constexpr Node kStatsArenaNumbered[] = {INNER(nullptr, kStatsArenaI)};
+constexpr Node kStats[] = {
+    LEAF("allocated", stats_allocated_ctl),
+    LEAF("active", stats_active_ctl),
+    LEAF("metadata", stats_metadata_ctl),
+    LEAF("resident", stats_resident_ctl),
+    LEAF("mapped", stats_mapped_ctl),
+    LEAF("retained", stats_retained_ctl),
+    INNER("huge", kStatsHuge),
+    NUMBERED("arenas", kStatsArenaNumbered, arena_index_ok),
+};
+
+constexpr Node kTop[] = {
+    LEAF("version", version_ctl),
+    LEAF("epoch", epoch_ctl),
+    INNER("thread", kThread),
+    INNER("opt", kOpt),
+    NUMBERED("arena", kArenaINumbered, arena_index_ok),
+    INNER("arenas", kArenas),
+    INNER("stats", kStats),
+};
+constexpr Node kRoot = INNER("", kTop);
+
+// ---------------------------------------------------------------------------
+// Lookup and walk.
+
+// The decimal number in s[0, len), or false (empty, not digits, too big).
+bool parse_index(const char *s, size_t len, size_t *out) {
+    if (len == 0 || len > 9)  // more digits than any index can have
+        return false;
+    size_t v = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (s[k] < '0' || s[k] > '9')
+            return false;
+        v = v * 10 + static_cast<size_t>(s[k] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+bool name_is(const char *name, const char *s, size_t len) {
+    return strncmp(name, s, len) == 0 && name[len] == '\0';
+}
+
+// Translates name into mib, at most cap components.  *leaf is the leaf
+// reached, or nullptr when cap ran out first (a partial MIB); *depth is the
+// number of components written.
+int lookup(const char *name, size_t *mib, size_t cap, size_t *depth, const Node **leaf) {
+    const Node *node = &kRoot;
+    const char *p = name;
+    size_t d = 0;
+    *leaf = nullptr;
+    if (*p == '\0')
+        return ENOENT;
+    for (;;) {
+        if (d == cap) {
+            *depth = d;
+            return 0;  // partial
+        }
+        if (node->handler != nullptr)
+            return ENOENT;  // a leaf with more name after it
+        const char *end = strchr(p, '.');
+        size_t len = end != nullptr ? static_cast<size_t>(end - p) : strlen(p);
+        if (node->index_ok != nullptr) {
+            size_t i;
+            if (!parse_index(p, len, &i) || !node->index_ok(i))
+                return ENOENT;
+            mib[d++] = i;
+            node = &node->children[0];
+        } else {
+            const Node *found = nullptr;
+            for (uint16_t k = 0; k < node->nchildren; k++) {
+                if (name_is(node->children[k].name, p, len)) {
+                    found = &node->children[k];
+                    mib[d++] = k;
+                    break;
+                }
+            }
+            if (found == nullptr)
+                return ENOENT;
+            node = found;
+        }
+        if (end == nullptr)
+            break;
+        p = end + 1;
+    }
+    if (node->handler == nullptr)
+        return ENOENT;  // the name stops at an inner node
+    *depth = d;
+    *leaf = node;
+    return 0;
+}
+
+const Node *walk(const size_t *mib, size_t miblen) {
+    const Node *node = &kRoot;
+    for (size_t d = 0; d < miblen; d++) {
+        if (node->handler != nullptr)
+            return nullptr;
+        if (node->index_ok != nullptr) {
+            if (!node->index_ok(mib[d]))
+                return nullptr;
+            node = &node->children[0];
+        } else {
+            if (mib[d] >= node->nchildren)
+                return nullptr;
+            node = &node->children[mib[d]];
+        }
+    }
+    return node->handler != nullptr ? node : nullptr;
+}
+
+int call(const Node *leaf, const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp,
+         void *newp, size_t newlen) {
+    Request r{mib, miblen, oldp, oldlenp, newp, newlen};
+    return leaf->handler(r);
+}
+
+}  // namespace
+
+int ctl_byname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen) {
+    if (name == nullptr)
+        return EINVAL;
+    if (!ensure_initialized())
+        return EAGAIN;
+    size_t mib[kCtlMaxDepth];
+    size_t depth;
+    const Node *leaf;
+    int e = lookup(name, mib, kCtlMaxDepth, &depth, &leaf);
+    if (e != 0)
+        return e;
+    if (leaf == nullptr)
+        return ENOENT;
+    return call(leaf, mib, depth, oldp, oldlenp, newp, newlen);
+}
+
+int ctl_nametomib(const char *name, size_t *mibp, size_t *miblenp) {
+    if (name == nullptr || mibp == nullptr || miblenp == nullptr)
+        return EINVAL;
+    if (!ensure_initialized())
+        return EAGAIN;
+    size_t depth;
+    const Node *leaf;
+    int e = lookup(name, mibp, *miblenp, &depth, &leaf);
+    if (e == 0)
+        *miblenp = depth;
+    return e;
+}
+
+int ctl_bymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
+              size_t newlen) {
+    if (mib == nullptr && miblen != 0)
+        return EINVAL;
+    if (!ensure_initialized())
+        return EAGAIN;
+    const Node *leaf = walk(mib, miblen);
+    if (leaf == nullptr)
+        return ENOENT;
+    return call(leaf, mib, miblen, oldp, oldlenp, newp, newlen);
+}
+
+void ctl_prefork() { g_ctl_mutex.lock(); }
+void ctl_postfork_parent() { g_ctl_mutex.unlock(); }
+void ctl_postfork_child() { g_ctl_mutex.reinit_in_child(); }
+
+}  // namespace arenalloc
