@@ -160,8 +160,10 @@ void *aa_calloc(size_t n, size_t size) {
     size_t total;
     if (__builtin_mul_overflow(n, size, &total))
         return finish("calloc", nullptr, SIZE_MAX, fail_enomem());
-    if (total == 0 && ensure_initialized() && g_options.malloc0_null)
+    if (total == 0 && ensure_initialized() && g_options.malloc0_null) {
+        trace_call("calloc", nullptr, 0, nullptr);
         return nullptr;
+    }
     // Huge blocks are fresh mappings, already zero.
     return finish("calloc", nullptr, total, allocate(total, true));
 }

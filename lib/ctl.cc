@@ -430,15 +430,16 @@ bool lextent_index_ok(size_t i) { return i < nlextents(); }
 // The tree, leaves first.
 
 struct Node {
-    const char *name;         // nullptr for the numbered child of an indexed node
-    const Node *children;     // named children, or the one numbered child
+    const char *name;          // nullptr for the numbered child of an indexed node
+    const Node *children;      // named children, or the one numbered child
     uint16_t nchildren;
     bool (*index_ok)(size_t);  // set: children[0] stands for every number it accepts
-    Handler handler;          // set: a leaf
+    Handler handler;           // set: a leaf
 };
 
 #define LEAF(n, h) {n, nullptr, 0, nullptr, h}
-#define INNER(n, kids) {n, kids, static_cast<uint16_t>(sizeof(kids) / sizeof(kids[0])), nullptr, nullptr}
+#define INNER(n, kids) \
+    {n, kids, static_cast<uint16_t>(sizeof(kids) / sizeof(kids[0])), nullptr, nullptr}
 #define NUMBERED(n, kid, check) {n, kid, 1, check, nullptr}
 
 constexpr Node kThreadTcache[] = {

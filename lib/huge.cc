@@ -157,21 +157,27 @@ void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh) {
     }
     if (align < kGranule)
         align = kGranule;
-    MutexGuard guard(g_huge_mutex);
+    g_huge_mutex.lock();
     void *p = reinterpret_cast<void *>(cache_take_locked(mapped, align));
     *fresh = p == nullptr;
     if (p == nullptr) {
+        // Map without the lock: other threads' huge calls need not wait
+        // for the kernel.
+        g_huge_mutex.unlock();
         p = pages_map(mapped, align);
+        g_huge_mutex.lock();
         if (p == nullptr) {
             // What the cache holds may be what stands in the way.
             cache_expire_locked(UINT64_MAX);
             p = pages_map(mapped, align);
         }
         if (p == nullptr) {
+            g_huge_mutex.unlock();
             errno = ENOMEM;
             return nullptr;
         }
     }
+    MutexGuard guard(g_huge_mutex, kAlreadyLocked);
     Huge *h = desc_alloc_locked();
     if (h == nullptr || !registry_insert(p, mapped, reinterpret_cast<uintptr_t>(h) | kRegistryHuge)) {
         if (h != nullptr) {

@@ -35,9 +35,14 @@ struct Mutex {
     void reinit_in_child() { pthread_mutex_init(&lock_, nullptr); }
 };
 
+// Tag for adopting a lock the caller already holds.
+struct AlreadyLocked {};
+constexpr AlreadyLocked kAlreadyLocked{};
+
 class MutexGuard {
   public:
     explicit MutexGuard(Mutex &m) : m_(m) { m_.lock(); }
+    MutexGuard(Mutex &m, AlreadyLocked) : m_(m) {}
     ~MutexGuard() { m_.unlock(); }
     MutexGuard(const MutexGuard &) = delete;
     MutexGuard &operator=(const MutexGuard &) = delete;

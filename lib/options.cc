@@ -94,11 +94,17 @@ void apply_flag(char c) {
         return;
     }
     case OptionKind::kDouble: {
+        // A doubling that would pass the bound stops at the bound (with a
+        // warning): 4 x 24 CPUs doubled five times is 3072, then 4096.
         int &v = g_options.*(o->value);
-        if (upper ? v * 2 > o->max : v / 2 < o->min)
+        if (upper ? v >= o->max : v <= o->min) {
             bound_warning(*o, upper, c);
-        else
+        } else if (upper ? v > o->max / 2 : v / 2 < o->min) {
+            v = upper ? o->max : o->min;
+            bound_warning(*o, upper, c);
+        } else {
             v = upper ? v * 2 : v / 2;
+        }
         return;
     }
     }

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "config.h"
 #include "size_classes.h"
 #include "util.h"
 
@@ -27,6 +28,10 @@ namespace arenalloc {
 constexpr uint32_t kTcacheBinBytes = 16 << 10;
 constexpr uint32_t kTcacheMaxSlots = 128;
 constexpr uint32_t kTcacheMinSlots = 2;
+
+// Whether the fast paths count requests (configure --disable-stats turns
+// it off, to measure what counting costs).
+constexpr bool kStats = ARENALLOC_STATS != 0;
 
 // Capacity of a class's stack when H/h shift the default: about
 // kTcacheBinBytes worth, between kTcacheMinSlots and kTcacheMaxSlots
@@ -112,7 +117,8 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, unsigned bin) {
         return tcache_alloc_slow(tc, bin);
     n--;
     b->count = n;
-    tc->counts.nmalloc[bin]++;
+    if (kStats)
+        tc->counts.nmalloc[bin]++;
     return b->stack[n];
 }
 
@@ -129,7 +135,8 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, unsigned bin, void *p) {
         return tcache_report_double_free(p);
     b->stack[n] = p;
     b->count = n + 1;
-    tc->counts.nfree[bin]++;
+    if (kStats)
+        tc->counts.nfree[bin]++;
 }
 
 }  // namespace arenalloc
