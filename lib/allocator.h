@@ -34,7 +34,7 @@ AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
     if (AA_LIKELY(size - 1 < g_fast_limit)) {
         if (size > kLookupMax)  // g_fast_limit never exceeds kLookupMax
             __builtin_unreachable();
-        return tcache_alloc(tls_thread_state.tcache, kSizeClasses.lookup[(size + 7) >> 3]);
+        return tcache_alloc(tls_thread_state.tcache, size_t{kSizeClasses.lookup[(size + 7) >> 3]});
     }
     return malloc_slow(size);
 }
@@ -54,7 +54,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
             size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
             uint32_t reg = region_index(r->reciprocal, offset);
             if (AA_LIKELY(static_cast<size_t>(reg) * r->region_size == offset && reg < r->nregs))
-                return tcache_free(tc, r->size_class, ptr);
+                return tcache_free(tc, size_t{r->size_class}, ptr);
         }
     }
     free_slow(ptr);

@@ -697,6 +697,17 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     return usize;
 }
 
+bool arena_region_is_free(Chunk *c, const void *p) {
+    Arena *a = c->arena;
+    MutexGuard guard(a->mutex);
+    PageMapEntry e = c->map[chunk_page_index(c, p)];
+    if (page_map_tag(e) != kPageSmall)
+        return false;
+    const Run *r = page_map_run(e);
+    uint32_t reg = region_index(r->reciprocal, reinterpret_cast<uintptr_t>(p) - r->base);
+    return reg < r->nregs && r->bitmap.is_free(reg);
+}
+
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
     Arena *a = c->arena;
     a->mutex.lock();

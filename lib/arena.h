@@ -132,6 +132,10 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
 // Returns the usable size freed (0 after reporting a bad pointer).
 size_t arena_free(Chunk *c, void *p, const char *fn);
 
+// Whether the small region at p (known to be a region start in chunk c)
+// is free in its run's bitmap.
+bool arena_region_is_free(Chunk *c, const void *p);
+
 // Usable size of the live block at p in chunk c; reports bad pointers.
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn);
 

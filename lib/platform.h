@@ -58,6 +58,10 @@ uint64_t platform_now_ms();
 // is unmapped.  False (nothing changed) where the platform cannot.
 bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size);
 
+// 64 random bits, from the kernel's per-process random bytes where there
+// are some (AT_RANDOM), else from addresses and the clock.
+uint64_t platform_random_seed();
+
 // Number of CPUs this process may run on (at least 1).
 unsigned platform_ncpus();
 

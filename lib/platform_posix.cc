@@ -170,6 +170,22 @@ bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size
 #endif
 }
 
+uint64_t platform_random_seed() {
+    uint64_t seed = 0;
+#if defined(HAVE_GETAUXVAL) && defined(AT_RANDOM)
+    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(getauxval(AT_RANDOM));
+    if (bytes != nullptr) {
+        for (int i = 0; i < 8; i++)
+            seed = (seed << 8) | bytes[8 + i];
+        return seed;
+    }
+#endif
+    int local = 0;
+    seed = reinterpret_cast<uintptr_t>(&local) ^ (reinterpret_cast<uintptr_t>(&g_nmap) << 17);
+    seed ^= platform_now_ms() * 0x9e3779b97f4a7c15ULL;
+    return seed;
+}
+
 uint64_t platform_now_ms() {
     struct timespec ts;
 #if defined(CLOCK_MONOTONIC_COARSE)

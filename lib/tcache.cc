@@ -9,17 +9,21 @@
 #include "chunk.h"
 #include "mutex.h"
 #include "options.h"
+#include "platform.h"
 #include "report.h"
 #include "thread_state.h"
 
 namespace arenalloc {
 
 TCache g_tcache_none;
+uintptr_t g_free_mark_key;
 uint32_t g_tcache_slots[kNumBins];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
 
 void tcache_configure() {
+    // Odd, so that no block's mark equals its address.
+    g_free_mark_key = static_cast<uintptr_t>(platform_random_seed()) | 1;
     bool off = options_need_slow_path();
     g_tcache_total_slots = 0;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
@@ -66,12 +70,11 @@ TCache *tcache_create(Arena *a) {
     }
     if (tc == nullptr) {
         tc = static_cast<TCache *>(
-            base_alloc(sizeof(TCache) + (g_tcache_total_slots + kNumBins) * sizeof(void *)));
+            base_alloc(sizeof(TCache) + g_tcache_total_slots * sizeof(void *)));
         if (tc == nullptr)
             return nullptr;
         void **slot = tc->slots;
         for (unsigned bin = 0; bin < kNumBins; bin++) {
-            *slot++ = nullptr;  // the sentinel below the stack
             tc->bins[bin].stack = slot;
             tc->bins[bin].max = g_tcache_slots[bin];
             slot += g_tcache_slots[bin];
@@ -155,19 +158,38 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
     }
     uint32_t n = --b->count;
     tc->counts.nmalloc[bin]++;
-    return b->stack[n];
+    void *p = b->stack[n];
+    *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
+    return p;
 }
 
 void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
     if (AA_UNLIKELY(tc == &g_tcache_none))
         return g_free_uncached(p);
     TCacheBin *b = &tc->bins[bin];
-    if (b->stack[b->count - 1] == p)
-        return tcache_report_double_free(p);
-    flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
-    tc->active[bin] = 1;
+    if (b->count >= b->max) {
+        flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
+        tc->active[bin] = 1;
+    }
+    *static_cast<uintptr_t *>(p) = free_mark(p);
     b->stack[b->count++] = p;
     tc->counts.nfree[bin]++;
+}
+
+void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
+    if (tc != &g_tcache_none) {
+        const TCacheBin *b = &tc->bins[bin];
+        for (uint32_t i = b->count; i-- > 0;)
+            if (b->stack[i] == p)
+                return tcache_report_double_free(p);
+        Chunk *c = chunk_containing(p);
+        if (arena_region_is_free(c, p))
+            return tcache_report_double_free(p);
+    }
+    // Not free: the program's data matched the mark by chance, or the
+    // block went through another cache (a double free across threads is
+    // caught only when a cache flushes it).  Free it normally.
+    tcache_free_flush(tc, bin, p);
 }
 
 void tcache_report_double_free(void *p) {

@@ -58,8 +58,7 @@ void tcache_configure();
 
 // Owned by its thread; no other thread reads or writes it.
 struct TCacheBin {
-    void **stack;     // stack[0..count) are free regions; top is stack[count-1];
-                      // stack[-1] is always null
+    void **stack;     // stack[0..count) are free regions; top is stack[count-1]
     uint32_t count;
     uint32_t max;     // capacity: tcache_slots(bin); 0 in the placeholder cache
 };
@@ -72,9 +71,7 @@ struct TCache {
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
-    // Each bin's stack, preceded by one null slot so that the double-free
-    // check can read stack[count - 1] without testing count:
-    // g_tcache_total_slots + kNumBins entries.
+    // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
 
@@ -103,6 +100,20 @@ AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
 extern AA_HIDDEN void (*const g_free_uncached)(void *p);
 AA_NOINLINE void tcache_report_double_free(void *p);
 
+// A block in a thread cache carries, in its first word, its address mixed
+// with a random per-process key.  free() of a block that already carries
+// it is suspect: tcache_free_suspect() then looks for the block in the
+// thread's stack and in its arena's bitmap, and reports a double free when
+// it finds it free; a program's own data that happens to match costs one
+// such look and nothing else.  The mark is never read for any other
+// purpose, so a use-after-free that forges it gains nothing.
+extern AA_HIDDEN uintptr_t g_free_mark_key;
+AA_NOINLINE void tcache_free_suspect(TCache *tc, unsigned bin, void *p);
+
+AA_ALWAYS_INLINE uintptr_t free_mark(const void *p) {
+    return reinterpret_cast<uintptr_t>(p) ^ g_free_mark_key;
+}
+
 void tcache_prefork();
 void tcache_postfork_parent();
 void tcache_postfork_child();
@@ -110,29 +121,32 @@ void tcache_postfork_child();
 // Fast path of malloc for a small class: a stack pop.  About fifteen
 // instructions; anything unusual (empty stack, GC due, no cache yet) is a
 // tail call.
-AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, unsigned bin) {
+AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     TCacheBin *b = &tc->bins[bin];
     uint32_t n = b->count;
     if (AA_UNLIKELY(n == 0 || --tc->gc_ticker < 0))
-        return tcache_alloc_slow(tc, bin);
+        return tcache_alloc_slow(tc, static_cast<unsigned>(bin));
     n--;
     b->count = n;
     if (kStats)
         tc->counts.nmalloc[bin]++;
-    return b->stack[n];
+    void *p = b->stack[n];
+    *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
+    return p;
 }
 
-// Fast path of free for a validated small region: a stack push.  Freeing
-// the block on top of the stack again is caught here; a double free of a
-// deeper entry is caught when the cache flushes it (issue 7 tracks closing
-// that window).
-AA_ALWAYS_INLINE void tcache_free(TCache *tc, unsigned bin, void *p) {
+// Fast path of free for a validated small region: a stack push, after the
+// double-free check of the mark described above.
+AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
+    uintptr_t *word = static_cast<uintptr_t *>(p);
+    uintptr_t mark = free_mark(p);
+    if (AA_UNLIKELY(*word == mark))
+        return tcache_free_suspect(tc, static_cast<unsigned>(bin), p);
     uint32_t n = b->count;
     if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
-        return tcache_free_flush(tc, bin, p);
-    if (AA_UNLIKELY(b->stack[static_cast<intptr_t>(n) - 1] == p))  // stack[-1] is null
-        return tcache_report_double_free(p);
+        return tcache_free_flush(tc, static_cast<unsigned>(bin), p);
+    *word = mark;
     b->stack[n] = p;
     b->count = n + 1;
     if (kStats)

@@ -205,6 +205,33 @@ ATF_TEST_CASE_BODY(free__small_double)
     free(p);
 }
 
+// Freed, another block freed, then the first again: the thread cache holds
+// both, and the second free of p must still be caught (never handed out
+// twice).  Also once p has gone back to its arena.
+ATF_TEST_CASE_WITHOUT_HEAD(free__small_double_not_on_top);
+ATF_TEST_CASE_BODY(free__small_double_not_on_top)
+{
+    void *p = malloc(64);
+    void *q = malloc(64);
+    void *neighbour = malloc(64);
+    ATF_REQUIRE(p != NULL && q != NULL && neighbour != NULL);
+    const testutil::child_result r = testutil::run_in_child([p, q] {
+        free(opaque(p));
+        free(opaque(q));
+        free(opaque(p));
+    });
+    require_report(r, "free", p);
+    const testutil::child_result r2 = testutil::run_in_child([p] {
+        free(opaque(p));
+        malloc_trim(0);  // p goes back to its arena
+        free(opaque(p));
+    });
+    require_report(r2, "free", p);
+    free(neighbour);
+    free(q);
+    free(p);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(free__large_double);
 ATF_TEST_CASE_BODY(free__large_double)
 {
@@ -293,6 +320,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__large_interior);
     ATF_ADD_TEST_CASE(tcs, free__huge_interior);
     ATF_ADD_TEST_CASE(tcs, free__small_double);
+    ATF_ADD_TEST_CASE(tcs, free__small_double_not_on_top);
     ATF_ADD_TEST_CASE(tcs, free__large_double);
     ATF_ADD_TEST_CASE(tcs, free__huge_double);
     ATF_ADD_TEST_CASE(tcs, realloc__stack_pointer);
