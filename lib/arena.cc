@@ -253,14 +253,9 @@ uint64_t dirty_allowed(const Arena *a) {
 // frees do not purge again at once), and decay: dirty pages that stayed
 // unused for a whole decay period are purged the next time the arena is
 // used after it.
-void maybe_purge(Arena *a) {
-    uint64_t allowed = dirty_allowed(a);
-    if (a->ndirty > allowed)
-        purge_oldest(a, a->ndirty - allowed / 2);
-    if (++a->decay_ticks < kDecayCheckInterval)
-        return;
-    a->decay_ticks = 0;
-    uint64_t now = platform_now_ms();
+// Ends the decay period when it is over: what stayed dirty all through it
+// (at least ndirty_low pages) is purged, oldest first.
+void decay_locked(Arena *a, uint64_t now) {
     if (now < a->decay_epoch_end)
         return;
     if (a->decay_epoch_end != 0)
@@ -268,6 +263,16 @@ void maybe_purge(Arena *a) {
     a->decay_epoch_end = now + kDecayMs;
     a->ndirty_low = a->ndirty;
     a->nactive_peak = a->nactive;
+}
+
+void maybe_purge(Arena *a) {
+    uint64_t allowed = dirty_allowed(a);
+    if (a->ndirty > allowed)
+        purge_oldest(a, a->ndirty - allowed / 2);
+    if (++a->decay_ticks < kDecayCheckInterval)
+        return;
+    a->decay_ticks = 0;
+    decay_locked(a, platform_now_ms());
 }
 
 // ---- page runs -------------------------------------------------------
@@ -822,6 +827,11 @@ uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
         c = next;
     }
     return released;
+}
+
+void arena_decay(Arena *a) {
+    MutexGuard guard(a->mutex);
+    decay_locked(a, platform_now_ms());
 }
 
 void arena_prefork(Arena *a) { a->mutex.lock(); }

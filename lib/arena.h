@@ -147,6 +147,10 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls);
 // its empty chunks.  Returns the number of pages purged or unmapped.
 uint64_t arena_purge_all(Arena *a, bool unmap_empty);
 
+// Applies the decay rule now (the background thread calls it for arenas
+// nobody is using).
+void arena_decay(Arena *a);
+
 void arena_prefork(Arena *a);
 void arena_postfork_parent(Arena *a);
 void arena_postfork_child(Arena *a);

@@ -6,6 +6,8 @@
 // walk by MIB follow the same nodes, so the two cannot disagree.
 #include "ctl.h"
 
+#include "background.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/types.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 
 #include "arena.h"
+#include "background.h"
 #include "base.h"
 #include "chunk.h"
 #include "config.h"
@@ -263,6 +266,20 @@ int epoch_ctl(const Request &r) {
         v = g_epoch;
     }
     return read_value(r, v);
+}
+
+// background_thread: the optional purging thread (bool, read-write).
+int background_thread_ctl(const Request &r) {
+    bool old = background_thread_enabled();
+    bool on;
+    bool given;
+    if (int e = write_value(r, &on, &given))
+        return e;
+    if (int e = read_value(r, old))
+        return e;
+    if (given && !background_thread_set(on))
+        return EAGAIN;
+    return 0;
 }
 
 // thread.*
@@ -573,6 +590,7 @@ constexpr Node kStats[] = {
 constexpr Node kTop[] = {
     LEAF("version", version_ctl),
     LEAF("epoch", epoch_ctl),
+    LEAF("background_thread", background_thread_ctl),
     INNER("thread", kThread),
     INNER("opt", kOpt),
     NUMBERED("arena", kArenaINumbered, arena_index_ok),

@@ -301,6 +301,12 @@ void *huge_ralloc_move(Huge *h, void *p, size_t size) {
     return target;
 }
 
+void huge_decay() {
+    MutexGuard guard(g_huge_mutex);
+    uint64_t now = platform_now_ms();
+    cache_expire_locked(now > kHugeDecayMs ? now - kHugeDecayMs : 0);
+}
+
 size_t huge_purge_cache() {
     MutexGuard guard(g_huge_mutex);
     size_t bytes = g_huge_cache_bytes;

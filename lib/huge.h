@@ -51,6 +51,9 @@ bool huge_ralloc_in_place(Huge *h, void *p, size_t size);
 // a new range without copying (mremap); the new address, or nullptr.
 void *huge_ralloc_move(Huge *h, void *p, size_t size);
 
+// Unmaps cached mappings unused for kHugeDecayMs.
+void huge_decay();
+
 // Unmaps every cached mapping; the bytes given back.
 size_t huge_purge_cache();
 

@@ -2,6 +2,7 @@
 #include "init.h"
 
 #include "arena.h"
+#include "background.h"
 #include "base.h"
 #include "chunk.h"
 #include "chunk_registry.h"
@@ -165,6 +166,7 @@ void malloc_postfork_child() {
         tcache_postfork_child();
         stats_postfork_child();
         ctl_postfork_child();
+        background_postfork_child();
     }
     g_init_mutex.reinit_in_child();
 }

@@ -62,6 +62,12 @@ bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size
 // are some (AT_RANDOM), else from addresses and the clock.
 uint64_t platform_random_seed();
 
+// Starts a detached thread running fn(arg); false when it cannot.
+bool platform_thread_start(void *(*fn)(void *), void *arg);
+
+// Sleeps for ms milliseconds (or until a signal).
+void platform_sleep_ms(uint64_t ms);
+
 // Number of CPUs this process may run on (at least 1).
 unsigned platform_ncpus();
 

@@ -186,6 +186,29 @@ uint64_t platform_random_seed() {
     return seed;
 }
 
+bool platform_thread_start(void *(*fn)(void *), void *arg) {
+    int saved_errno = errno;
+    pthread_attr_t attr;
+    bool ok = pthread_attr_init(&attr) == 0;
+    if (ok) {
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t thread;
+        ok = pthread_create(&thread, &attr, fn, arg) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    errno = saved_errno;
+    return ok;
+}
+
+void platform_sleep_ms(uint64_t ms) {
+    int saved_errno = errno;
+    struct timespec ts;
+    ts.tv_sec = static_cast<time_t>(ms / 1000);
+    ts.tv_nsec = static_cast<long>((ms % 1000) * 1000000);
+    nanosleep(&ts, nullptr);
+    errno = saved_errno;
+}
+
 uint64_t platform_now_ms() {
     struct timespec ts;
 #if defined(CLOCK_MONOTONIC_COARSE)

@@ -143,6 +143,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
     std::vector<name_info> v = {
         { "version", S_STR, false },
         { "epoch", S_U64, false },
+        { "background_thread", S_BOOL, false },
         { "thread.arena", S_UNSIGNED, false },
         { "thread.tcache.flush", 0, true },
         { "thread.allocated", S_U64, false },
@@ -459,11 +460,31 @@ ATF_TEST_CASE_BODY(sizes__wrong_size_gives_einval)
     TU_REQUIRE_EQ(get<unsigned>("thread.arena"), before);
 }
 
+// The purging thread is off by default, starts when asked and stops again.
+ATF_TEST_CASE_WITHOUT_HEAD(writes__background_thread);
+ATF_TEST_CASE_BODY(writes__background_thread)
+{
+    TU_REQUIRE_EQ(get<bool>("background_thread"), false);
+    bool on = true;
+    TU_REQUIRE_EQ(mallctl("background_thread", NULL, NULL, &on, sizeof(on)), 0);
+    TU_REQUIRE_EQ(get<bool>("background_thread"), true);
+    // Freeing while it runs is safe (it takes the same locks).
+    for (int i = 0; i < 2000; i++)
+        free(malloc(static_cast<size_t>(i) * 97 + 1));
+    bool off = false;
+    bool old = false;
+    size_t len = sizeof(old);
+    TU_REQUIRE_EQ(mallctl("background_thread", &old, &len, &off, sizeof(off)), 0);
+    TU_REQUIRE_EQ(old, true);
+    TU_REQUIRE_EQ(get<bool>("background_thread"), false);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(writes__read_only_gives_eperm);
 ATF_TEST_CASE_BODY(writes__read_only_gives_eperm)
 {
     for (const name_info &n : documented_names("0", "0", "0")) {
-        if (n.trigger || n.name == "epoch" || n.name == "thread.arena")
+        if (n.trigger || n.name == "epoch" || n.name == "thread.arena" ||
+            n.name == "background_thread")
             continue;
         uint64_t v[2] = { 0, 0 };
         size_t len = n.size;
@@ -1116,6 +1137,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, names__every_name_answers);
     ATF_ADD_TEST_CASE(tcs, names__unknown_give_enoent);
     ATF_ADD_TEST_CASE(tcs, sizes__wrong_size_gives_einval);
+    ATF_ADD_TEST_CASE(tcs, writes__background_thread);
     ATF_ADD_TEST_CASE(tcs, writes__read_only_gives_eperm);
     ATF_ADD_TEST_CASE(tcs, mib__same_as_name);
     ATF_ADD_TEST_CASE(tcs, epoch__allocated_follows_malloc);

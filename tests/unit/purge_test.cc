@@ -132,6 +132,35 @@ ATF_TEST_CASE_BODY(purge__rss_falls_after_explicit_purge) {
                     "RSS start " << start << " peak " << peak << " after purge " << end);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__decay_purges_what_stayed_dirty);
+ATF_TEST_CASE_BODY(purge__decay_purges_what_stayed_dirty) {
+    // The decay rule, driven by hand so that no clock is involved: when a
+    // period ends, the pages that stayed dirty through it are purged.
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(256 << 10, 40);
+    for (size_t i = 0; i < v.size(); i += 2)
+        aa_free(v[i]);
+    uint64_t dirty = a->ndirty;
+    ATF_REQUIRE(dirty > 0);
+    {
+        MutexGuard guard(a->mutex);
+        a->ndirty_low = a->ndirty;   // dirty all through the period
+        a->decay_epoch_end = 1;      // and the period is over
+    }
+    uint64_t madv = nmadvise();
+    arena_decay(a);
+    ATF_REQUIRE_EQ(a->ndirty, 0u);
+    ATF_REQUIRE(nmadvise() > madv);
+    ATF_REQUIRE(a->decay_epoch_end > 1);  // a new period started
+    // A period that is not over purges nothing.
+    aa_free(v[1]);
+    uint64_t before = a->ndirty;
+    arena_decay(a);
+    ATF_REQUIRE_EQ(a->ndirty, before);
+    for (size_t i = 3; i < v.size(); i += 2)
+        aa_free(v[i]);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__options_change_allowance);
 ATF_TEST_CASE_BODY(purge__options_change_allowance) {
     int base = g_options.lg_dirty_ratio;
@@ -148,5 +177,6 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__ratio_rule_bounds_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
+    ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
 }
