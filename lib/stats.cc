@@ -196,10 +196,13 @@ void print_general_text(Emitter &e) {
     e.line.str("Options: ").str(letters).str(", chunk ").dec(g_chunk.chunk_size)
         .str(" (2^").dec(g_chunk.lg_chunk).str("), arenas ").dec(g_narenas);
     e.end();
-    e.line.str("Purging: dirty allowance 2^").str(g_options.lg_dirty_ratio < 0 ? "+" : "-")
-        .dec(static_cast<uint64_t>(g_options.lg_dirty_ratio < 0 ? -g_options.lg_dirty_ratio
-                                                               : g_options.lg_dirty_ratio))
-        .str(" x active, tcache ").str(g_tcache_total_slots != 0 ? "on" : "off")
+    int lg = g_options.lg_dirty_ratio;
+    e.line.str("Purging: dirty allowance ");
+    if (lg == 0)
+        e.line.str("1");
+    else
+        e.line.str(lg < 0 ? "2^" : "2^-").dec(static_cast<uint64_t>(lg < 0 ? -lg : lg));
+    e.line.str(" x peak active, tcache ").str(g_tcache_total_slots != 0 ? "on" : "off")
         .str(" (GC every ").dec(static_cast<uint64_t>(g_tcache_gc_interval)).str(")");
     e.end();
     e.line.str("CPUs: ").dec(platform_ncpus()).str(", page: ").dec(kPage)
