@@ -4,6 +4,8 @@
 
 #include "allocator.h"
 #include "ctl.h"
+#include "init.h"
+#include "thread_state.h"
 #include "arenalloc.h"
 #include "stats.h"
 #include "summary.h"
@@ -53,6 +55,16 @@ AA_EXPORT int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t 
                            void *newp, size_t newlen) {
     return ctl_bymib(mib, miblen, oldp, oldlenp, newp, newlen);
 }
+
+// Entry points for a C library that imports arenalloc as its malloc: its
+// fork() calls _malloc_prefork() before forking and _malloc_postfork() (in
+// the parent) or _malloc_postfork_child() (in the child) after; its thread
+// exit calls _malloc_thread_cleanup().  The stand-alone library registers
+// the same functions with pthread_atfork and a thread-specific-data key.
+AA_EXPORT void _malloc_prefork(void) { malloc_prefork(); }
+AA_EXPORT void _malloc_postfork(void) { malloc_postfork_parent(); }
+AA_EXPORT void _malloc_postfork_child(void) { malloc_postfork_child(); }
+AA_EXPORT void _malloc_thread_cleanup(void) { thread_cleanup(); }
 
 AA_EXPORT int arenalloc_get_summary(struct arenalloc_summary *out) {
     return summary_collect(out) ? 0 : -1;

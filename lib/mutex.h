@@ -9,6 +9,18 @@
 
 #include <cstdint>
 
+#include "config.h"
+
+// A C library that knows whether the process has ever had a second thread
+// (FreeBSD's __isthreaded) names that flag with configure
+// --with-libc-threaded-flag=NAME; locks are then skipped while it is 0.
+#if defined(ARENALLOC_ISTHREADED)
+extern "C" int ARENALLOC_ISTHREADED;
+#define AA_SINGLE_THREADED() (ARENALLOC_ISTHREADED == 0)
+#else
+#define AA_SINGLE_THREADED() false
+#endif
+
 namespace arenalloc {
 
 struct Mutex {
@@ -16,23 +28,43 @@ struct Mutex {
     // Statistics, written only while the lock is held.
     uint64_t nacquired_ = 0;
     uint64_t ncontended_ = 0;
+    // Whether the holder really took lock_ (not skipped while the process
+    // had one thread), so unlock() matches lock() even if a thread was
+    // created in between.
+    bool taken_ = false;
 
     void lock() {
+        if (AA_SINGLE_THREADED()) {
+            nacquired_++;
+            return;
+        }
         if (pthread_mutex_trylock(&lock_) != 0) {
             pthread_mutex_lock(&lock_);
             ncontended_++;
         }
+        taken_ = true;
         nacquired_++;
     }
-    void unlock() { pthread_mutex_unlock(&lock_); }
+    void unlock() {
+        if (taken_) {
+            taken_ = false;
+            pthread_mutex_unlock(&lock_);
+        }
+    }
 
     // For a mutex in zeroed metadata memory, which is not necessarily a
     // valid unlocked mutex on every system.
-    void init() { pthread_mutex_init(&lock_, nullptr); }
+    void init() {
+        pthread_mutex_init(&lock_, nullptr);
+        taken_ = false;
+    }
 
     // In a fork child only the forking thread exists; every lock it took in
     // the prefork handler is re-created free rather than unlocked.
-    void reinit_in_child() { pthread_mutex_init(&lock_, nullptr); }
+    void reinit_in_child() {
+        pthread_mutex_init(&lock_, nullptr);
+        taken_ = false;
+    }
 };
 
 // Tag for adopting a lock the caller already holds.

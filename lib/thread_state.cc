@@ -20,8 +20,12 @@ std::atomic<uint64_t> g_threads_seen{0};
 pthread_key_t g_exit_key;
 std::atomic<bool> g_exit_key_ready{false};
 
-void thread_exit(void *arg) {
-    ThreadState *ts = static_cast<ThreadState *>(arg);
+}  // namespace
+
+void thread_cleanup() {
+    ThreadState *ts = &tls_thread_state;
+    if (ts->phase == kThreadExited || ts->phase == kThreadNew)
+        return;
     // Everything the thread cached goes back to the arenas now; later
     // requests from other destructors use the arena directly.
     TCache *tc = ts->tcache;
@@ -33,6 +37,10 @@ void thread_exit(void *arg) {
     // The arena pointer is kept: other destructors may still allocate.
     ts->phase = kThreadExited;
 }
+
+namespace {
+
+void thread_exit_hook(void *) { thread_cleanup(); }
 
 void assign(ThreadState *ts, Arena *a) {
     if (ts->arena != nullptr)
@@ -89,7 +97,7 @@ bool thread_set_arena(unsigned index) {
 }
 
 void thread_state_hook_init() {
-    if (pthread_key_create(&g_exit_key, thread_exit) == 0)
+    if (pthread_key_create(&g_exit_key, thread_exit_hook) == 0)
         g_exit_key_ready.store(true, std::memory_order_release);
 }
 

@@ -60,6 +60,11 @@ AA_NOINLINE TCache *thread_tcache_slow();
 // index is out of range or the arena cannot be created.
 bool thread_set_arena(unsigned index);
 
+// Releases the calling thread's allocator state (returns its cache to the
+// arenas); what a libc's thread exit, or the stand-alone library's
+// thread-specific-data destructor, calls.
+void thread_cleanup();
+
 // Creates the thread-exit hook; called once after initialization.
 void thread_state_hook_init();
 

@@ -145,6 +145,8 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
         "arenalloc_purge", "malloc_trim", "malloc_stats_print",
         "mallctl", "mallctlnametomib", "mallctlbymib",
+        "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
+        "_malloc_thread_cleanup",
     };
     const std::string out =
         tool_output("nm", { "-D", "--defined-only", shlib(*this) });
