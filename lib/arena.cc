@@ -260,7 +260,7 @@ void decay_locked(Arena *a, uint64_t now) {
         return;
     if (a->decay_epoch_end != 0)
         purge_oldest(a, a->ndirty_low);
-    a->decay_epoch_end = now + kDecayMs;
+    a->decay_epoch_end = now + static_cast<uint64_t>(g_options.decay_ms);
     a->ndirty_low = a->ndirty;
     a->nactive_peak = a->nactive;
 }

@@ -49,13 +49,13 @@ struct LargeClassStats {
 // Purging: an arena keeps its dirty pages (free pages written since they
 // were mapped or purged) below max(peak active >> lg_dirty_ratio, one
 // chunk), where peak active is the most pages the arena had in use during
-// the current decay period; and dirty pages that stay unused for kDecayMs
+// the current decay period; and dirty pages that stay unused for the decay
+// time (g_options.decay_ms, 10 s by default)
 // are purged the next time the arena is used after that.  Measuring
 // against the recent peak rather than the current active count keeps a
 // program whose memory swings from purging at every trough.  Empty chunks
 // are kept, up to kRetainedChunks, so such a program does not map and
 // unmap chunks in a loop either; their pages are purged by the same rules.
-constexpr uint64_t kDecayMs = 10000;
 constexpr uint32_t kDecayCheckInterval = 32;  // run releases between clock reads
 constexpr uint32_t kRetainedChunks = 64;
 

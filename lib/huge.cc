@@ -8,6 +8,7 @@
 #include "base.h"
 #include "chunk_registry.h"
 #include "mutex.h"
+#include "options.h"
 #include "platform.h"
 #include "report.h"
 #include "util.h"
@@ -24,7 +25,8 @@ HugeStats g_huge_stats = {};
 // Freed huge mappings kept for reuse (not purged, not registered): a
 // program that frees and allocates multi-MiB blocks in turn then neither
 // maps and unmaps nor faults its pages in again each time.  Bounded in
-// bytes; a mapping unused for kDecayMs is unmapped at the next huge call.
+// bytes; a mapping unused for the decay time is unmapped at the next huge
+// call.
 struct CachedMapping {
     uintptr_t addr;
     size_t mapped;
@@ -35,6 +37,8 @@ constexpr size_t kHugeCacheBytes = size_t{64} << 20;
 CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
 size_t g_huge_cache_bytes = 0;
+
+uint64_t decay_ms() { return static_cast<uint64_t>(g_options.decay_ms); }
 
 void cache_remove_locked(unsigned i) {
     g_huge_cache_bytes -= g_huge_cache[i].mapped;
@@ -78,7 +82,7 @@ bool cache_put_locked(uintptr_t addr, size_t mapped) {
     if (mapped > kHugeCacheBytes / 4)
         return false;
     uint64_t now = platform_now_ms();
-    cache_expire_locked(now > kHugeDecayMs ? now - kHugeDecayMs : 0);
+    cache_expire_locked(now > decay_ms() ? now - decay_ms() : 0);
     while (g_huge_cache_count != 0 &&
            (g_huge_cache_count == kHugeCacheSlots || g_huge_cache_bytes + mapped > kHugeCacheBytes)) {
         // Evict the oldest.
@@ -304,7 +308,7 @@ void *huge_ralloc_move(Huge *h, void *p, size_t size) {
 void huge_decay() {
     MutexGuard guard(g_huge_mutex);
     uint64_t now = platform_now_ms();
-    cache_expire_locked(now > kHugeDecayMs ? now - kHugeDecayMs : 0);
+    cache_expire_locked(now > decay_ms() ? now - decay_ms() : 0);
 }
 
 size_t huge_purge_cache() {

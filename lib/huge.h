@@ -28,8 +28,6 @@ struct HugeStats {
     uint64_t cached;     // bytes of freed mappings kept for reuse
 };
 
-// Freed huge mappings unused for this long are unmapped.
-constexpr uint64_t kHugeDecayMs = 10000;
 
 // A huge block of at least size bytes aligned to align (power of two),
 // zeroed when zero is set.
@@ -51,7 +49,7 @@ bool huge_ralloc_in_place(Huge *h, void *p, size_t size);
 // a new range without copying (mremap); the new address, or nullptr.
 void *huge_ralloc_move(Huge *h, void *p, size_t size);
 
-// Unmaps cached mappings unused for kHugeDecayMs.
+// Unmaps cached mappings unused for the decay time.
 void huge_decay();
 
 // Unmaps every cached mapping; the bytes given back.

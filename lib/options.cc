@@ -119,11 +119,160 @@ void options_reset() {
     g_options.lg_tcache_gc = kLgTcacheGcDefault;
     g_options.tcache_shift = 0;
     g_options.lg_chunk = kLgChunkDefault;
+    g_options.decay_ms = kDecayMsDefault;
     uint64_t n = uint64_t{4} * platform_ncpus();
     g_options.narenas = static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
 }
 
+namespace {
+
+// ---- the long form -----------------------------------------------------------
+
+struct LongOption {
+    const char *name;       // as the mallctl opt.* names
+    bool Options::*flag;    // a boolean, or
+    int Options::*value;    // a number within [min, max]
+    int min;
+    int max;
+};
+
+const LongOption kLongOptions[] = {
+    {"abort", &Options::abort_on_warning, nullptr, 0, 0},
+    {"sbrk", &Options::use_sbrk, nullptr, 0, 0},
+    {"mmap", &Options::use_mmap, nullptr, 0, 0},
+    {"junk", &Options::junk, nullptr, 0, 0},
+    {"zero", &Options::zero, nullptr, 0, 0},
+    {"xmalloc", &Options::xmalloc, nullptr, 0, 0},
+    {"sysv", &Options::malloc0_null, nullptr, 0, 0},
+    {"utrace", &Options::trace, nullptr, 0, 0},
+    {"stats_print", &Options::print_summary, nullptr, 0, 0},
+    {"narenas", nullptr, &Options::narenas, 1, static_cast<int>(kMaxArenas)},
+    {"lg_chunk", nullptr, &Options::lg_chunk, kLgChunkMin, kLgChunkMax},
+    {"lg_dirty_ratio", nullptr, &Options::lg_dirty_ratio, kLgDirtyRatioMin, kLgDirtyRatioMax},
+    {"lg_tcache_gc", nullptr, &Options::lg_tcache_gc, 0, kLgTcacheGcMax},
+    {"tcache_shift", nullptr, &Options::tcache_shift, kTcacheShiftOff, kTcacheShiftMax},
+    {"decay_ms", nullptr, &Options::decay_ms, kDecayMsMin, kDecayMsMax},
+};
+
+bool same(const char *a, size_t alen, const char *b) {
+    size_t i = 0;
+    for (; i < alen; i++)
+        if (b[i] != a[i])
+            return false;
+    return b[i] == '\0';
+}
+
+void long_warning(const char *what, const char *name, size_t len) {
+    char text[160];
+    LineBuffer line(text, sizeof(text) - 1);
+    line.str(what).str(": '");
+    for (size_t i = 0; i < len && i < 48; i++) {
+        unsigned char u = static_cast<unsigned char>(name[i]);
+        line.chr(u < 0x20 || u >= 0x7f ? '?' : name[i]);
+    }
+    line.chr('\'');
+    text[line.size()] = '\0';
+    report_options_warning(text, '\0');
+}
+
+// A decimal integer (optional sign) in [s, s+len); false when malformed.
+bool parse_int(const char *s, size_t len, long long *out) {
+    size_t i = 0;
+    bool negative = false;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        negative = s[i++] == '-';
+    if (i == len)
+        return false;
+    long long v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        if (v < (1LL << 40))
+            v = v * 10 + (s[i] - '0');
+    }
+    *out = negative ? -v : v;
+    return true;
+}
+
+bool parse_bool(const char *s, size_t len, bool *out) {
+    if (same(s, len, "true") || same(s, len, "1") || same(s, len, "yes")) {
+        *out = true;
+        return true;
+    }
+    if (same(s, len, "false") || same(s, len, "0") || same(s, len, "no")) {
+        *out = false;
+        return true;
+    }
+    return false;
+}
+
+void parse_long_item(const char *s, size_t len) {
+    size_t colon = 0;
+    while (colon < len && s[colon] != ':')
+        colon++;
+    if (colon == len) {
+        long_warning("Missing value in malloc options", s, len);
+        return;
+    }
+    const char *value = s + colon + 1;
+    size_t vlen = len - colon - 1;
+    for (const LongOption &o : kLongOptions) {
+        if (!same(s, colon, o.name))
+            continue;
+        if (o.flag != nullptr) {
+            bool b;
+            if (parse_bool(value, vlen, &b))
+                g_options.*(o.flag) = b;
+            else
+                long_warning("Bad value in malloc options", s, len);
+            return;
+        }
+        long long v;
+        if (!parse_int(value, vlen, &v)) {
+            long_warning("Bad value in malloc options", s, len);
+            return;
+        }
+        if (v < o.min || v > o.max) {
+            v = v < o.min ? o.min : o.max;
+            long_warning("Value out of bounds in malloc options, clamped", s, len);
+        }
+        g_options.*(o.value) = static_cast<int>(v);
+        return;
+    }
+    long_warning("Unsupported option in malloc options", s, colon);
+}
+
+void parse_long_form(const char *opts) {
+    const char *item = opts;
+    for (const char *s = opts;; s++) {
+        if (*s == ',' || *s == '\0') {
+            if (s != item)
+                parse_long_item(item, static_cast<size_t>(s - item));
+            if (*s == '\0')
+                break;
+            item = s + 1;
+        }
+    }
+}
+
+}  // namespace
+
+// The long form starts with a name of two or more lower-case letters (or
+// underscores) and a ':'; anything else, ':' included, is BSD letters.
+bool is_long_form(const char *s) {
+    size_t n = 0;
+    while ((s[n] >= 'a' && s[n] <= 'z') || s[n] == '_')
+        n++;
+    return n >= 2 && s[n] == ':';
+}
+
 void options_parse(const char *opts) {
+    if (is_long_form(opts)) {
+        parse_long_form(opts);
+        if (!g_options.use_sbrk && !g_options.use_mmap)
+            g_options.use_mmap = true;
+        return;
+    }
     unsigned repeat = 0;
     bool counting = false;
     for (const char *s = opts; *s != '\0'; s++) {

@@ -32,6 +32,7 @@ struct Options {
     bool malloc0_null;      // V: malloc(0) returns NULL
     bool xmalloc;           // X: abort instead of returning NULL
     bool zero;              // Z: zero every new block
+    int decay_ms;           // long form only: the decay time of dirty pages
 };
 
 extern AA_HIDDEN Options g_options;
@@ -45,6 +46,9 @@ constexpr int kLgTcacheGcDefault = 13;   // 8192 allocations
 constexpr int kLgTcacheGcMax = 30;
 constexpr int kTcacheShiftMax = 3;
 constexpr int kTcacheShiftOff = -7;      // "7h" turns thread caches off
+constexpr int kDecayMsDefault = 10000;
+constexpr int kDecayMsMin = 100;
+constexpr int kDecayMsMax = 3600000;
 
 enum class OptionKind : uint8_t {
     kBool,      // upper case on, lower case off
@@ -75,6 +79,9 @@ void options_reset();
 void options_init();
 
 // Parses one string into g_options (used by options_init and the tests).
+// A string that starts "name:" is in the long form, "name:value,...", for
+// values that doubling expresses badly (narenas:12, decay_ms:5000); any
+// other string is BSD letters.
 void options_parse(const char *opts);
 
 // Path of the configuration link; tests substitute their own.

@@ -152,6 +152,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.sbrk", S_BOOL, false },
         { "opt.lg_dirty_ratio", S_SSIZE, false },
         { "opt.lg_tcache_gc", S_SSIZE, false },
+        { "opt.decay_ms", S_SSIZE, false },
         { "opt.tcache_shift", S_SSIZE, false },
         { "opt.tcache", S_BOOL, false },
         { "opt.junk", S_BOOL, false },
