@@ -2,6 +2,7 @@
 #include "arena.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "base.h"
@@ -243,6 +244,9 @@ void purge_oldest(Arena *a, uint64_t npages, bool now = false) {
 
 uint64_t dirty_allowed(const Arena *a) {
     int shift = g_options.lg_dirty_ratio;
+    // At F's bound the ratio rule is off (FreeBSD's "6F"): decay only.
+    if (shift <= kLgDirtyRatioMin)
+        return UINT64_MAX;
     uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
     // Below one chunk's worth, purging costs more than the memory it saves.
     return allowed > g_chunk.npages ? allowed : g_chunk.npages;

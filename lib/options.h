@@ -40,7 +40,7 @@ extern AA_HIDDEN Options g_options;
 // Defaults and bounds (documented in arenalloc(3)).
 constexpr unsigned kMaxArenas = 4096;
 constexpr int kLgDirtyRatioDefault = 0;  // dirty up to the recent peak of active
-constexpr int kLgDirtyRatioMin = -10;    // dirty up to 1024 x active (F)
+constexpr int kLgDirtyRatioMin = -10;    // F's bound: the ratio rule is off
 constexpr int kLgDirtyRatioMax = 30;     // dirty down to the one-chunk floor (f)
 constexpr int kLgTcacheGcDefault = 13;   // 8192 allocations
 constexpr int kLgTcacheGcMax = 30;
