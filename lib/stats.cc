@@ -118,6 +118,8 @@ bool stats_heap(HeapSnapshot *out) {
         out->retained += scratch.retained;
         out->dirty += scratch.dirty;
         out->nchunks += scratch.mapped / g_chunk.chunk_size;
+        out->nmalloc_small += scratch.nmalloc_small;
+        out->nmalloc_large += scratch.nmalloc_large;
         out->nmalloc += scratch.nmalloc_small + scratch.nmalloc_large;
         out->nfree += scratch.ndalloc_small + scratch.ndalloc_large;
     }

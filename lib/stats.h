@@ -79,6 +79,8 @@ struct HeapSnapshot {
     uint64_t huge_allocated;    // usable bytes of live huge blocks
     uint64_t huge_mapped;       // mapped bytes of live huge blocks
     uint64_t huge_cur;          // live huge blocks
+    uint64_t nmalloc_small;     // small requests (caches merged)
+    uint64_t nmalloc_large;
     uint64_t nmalloc;           // small + large + huge requests
     uint64_t nfree;
     uint64_t nthreads_seen;

@@ -1,48 +1,29 @@
 // summary.cc — collecting and printing the summary.
 #include "summary.h"
 
-#include "arena.h"
 #include "arenalloc.h"
-#include "base.h"
 #include "chunk.h"
-#include "huge.h"
-#include "init.h"
 #include "platform.h"
-#include "tcache.h"
-#include "thread_state.h"
+#include "stats.h"
+#include "util.h"
 
 namespace arenalloc {
 
 bool summary_collect(arenalloc_summary *out) {
     *out = arenalloc_summary{};
-    if (!ensure_initialized())
+    HeapSnapshot h;
+    if (!stats_heap(&h))
         return false;
-    // The caller's own cache counts are merged first; other live threads'
-    // are merged when their caches next fill.
-    TCache *tc = tls_thread_state.tcache;
-    if (tc != &g_tcache_none)
-        arena_merge_counts(tc->arena, &tc->counts);
-    uint64_t nchunks = 0;
-    for (unsigned i = 0; i < g_narenas; i++) {
-        Arena *a = arena_peek(i);
-        if (a == nullptr)
-            continue;
-        out->narenas_used++;
-        MutexGuard guard(a->mutex);
-        out->nmalloc_small += a->stats.nmalloc_small;
-        out->nmalloc_large += a->stats.nmalloc_large;
-        out->nfree += a->stats.ndalloc_small + a->stats.ndalloc_large;
-        nchunks += a->stats.nchunks;
-    }
-    HugeStats huge;
-    huge_stats(&huge);
-    out->nmalloc_huge = huge.nmalloc;
-    out->nfree += huge.ndalloc;
-    out->mapped_chunks = nchunks * g_chunk.chunk_size;
-    out->mapped_huge = huge.mapped;
-    out->mapped_metadata = base_mapped();
-    out->narenas = g_narenas;
-    out->nthreads = thread_state_nthreads_seen();
+    out->nmalloc_small = h.nmalloc_small;
+    out->nmalloc_large = h.nmalloc_large;
+    out->nmalloc_huge = h.huge_nmalloc;
+    out->nfree = h.nfree;
+    out->mapped_chunks = h.nchunks * g_chunk.chunk_size;
+    out->mapped_huge = h.huge_mapped;
+    out->mapped_metadata = h.metadata;
+    out->narenas = h.narenas;
+    out->narenas_used = h.narenas_used;
+    out->nthreads = h.nthreads_seen;
     return true;
 }
 
