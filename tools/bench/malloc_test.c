@@ -23,13 +23,14 @@
  * collects them.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench.h"
 
 struct worker {
 	pthread_t	 tid;
@@ -93,18 +94,6 @@ parse_count(const char *s, const char *what)
 	return v;
 }
 
-static void
-report_malloc_provider(void)
-{
-	Dl_info info;
-	void *(*fn)(size_t) = malloc;
-
-	if (dladdr((void *)fn, &info) != 0 && info.dli_fname != NULL)
-		printf("malloc from: %s\n", info.dli_fname);
-	else
-		printf("malloc from: unknown\n");
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -132,7 +121,7 @@ main(int argc, char *argv[])
 		return 2;
 	}
 
-	report_malloc_provider();
+	bench_report_provider();
 	printf("Starting test with %lu thread%s...\n", nthreads,
 	    nthreads == 1 ? "" : "s");
 	fflush(stdout);
