@@ -16,14 +16,10 @@ namespace {
 
 // ---- thread counts ---------------------------------------------------
 
-void merge_bin_counts_locked(Arena *a, ThreadCounts *counts, unsigned bin) {
-    uint64_t m = counts->nmalloc[bin] - counts->merged_nmalloc[bin];
-    uint64_t f = counts->nfree[bin] - counts->merged_nfree[bin];
-    a->bins[bin].nrequests += m;
-    a->stats.nmalloc_small += m;
-    a->stats.ndalloc_small += f;
-    counts->merged_nmalloc[bin] = counts->nmalloc[bin];
-    counts->merged_nfree[bin] = counts->nfree[bin];
+void merge_bin_counts_locked(Arena *a, unsigned bin, CountDelta d) {
+    a->bins[bin].nrequests += d.nmalloc;
+    a->stats.nmalloc_small += d.nmalloc;
+    a->stats.ndalloc_small += d.nfree;
 }
 
 // ---- run descriptors -------------------------------------------------
@@ -597,9 +593,9 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
 }
 
 unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
-                          ThreadCounts *counts) {
+                          CountDelta counts) {
     MutexGuard guard(a->mutex);
-    merge_bin_counts_locked(a, counts, bin_index);
+    merge_bin_counts_locked(a, bin_index, counts);
     a->bins[bin_index].nfills++;
     unsigned got = 0;
     // Filled from the top down, so that the stack hands out the lowest
@@ -643,10 +639,10 @@ unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     return kept;
 }
 
-void arena_merge_counts(Arena *a, ThreadCounts *counts) {
+void arena_merge_counts(Arena *a, const CountDelta *counts) {
     MutexGuard guard(a->mutex);
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        merge_bin_counts_locked(a, counts, bin);
+        merge_bin_counts_locked(a, bin, counts[bin]);
 }
 
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {

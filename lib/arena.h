@@ -94,14 +94,11 @@ struct Arena {
     LargeClassStats large[kNumLargeClasses];
 };
 
-// Counts a thread cache keeps without a lock: cumulative small requests
-// and frees per class, handed to an arena (the part not merged yet) when
-// the cache next takes that arena's lock for the class, or flushes.
-struct ThreadCounts {
-    uint64_t nmalloc[kNumBins];
-    uint64_t nfree[kNumBins];
-    uint64_t merged_nmalloc[kNumBins];
-    uint64_t merged_nfree[kNumBins];
+// What a thread cache hands an arena for one class: the requests it served
+// and the frees it took since it last handed counts over.
+struct CountDelta {
+    uint64_t nmalloc;
+    uint64_t nfree;
 };
 
 // A new arena from metadata memory, or nullptr.
@@ -114,16 +111,17 @@ void fill_new_block(void *p, size_t usize, bool zero, bool known_zero);
 void *arena_malloc_small(Arena *a, unsigned bin, bool zero);
 
 // Takes up to n regions of bin for a thread cache, in one lock hold; the
-// lowest address ends at out[got - 1] (popped first).  Merges counts.
-unsigned arena_fill_small(Arena *a, unsigned bin, void **out, unsigned n, ThreadCounts *counts);
+// lowest address ends at out[got - 1] (popped first).  Adds the cache's
+// counts for the class.
+unsigned arena_fill_small(Arena *a, unsigned bin, void **out, unsigned n, CountDelta counts);
 
 // Frees, in one lock hold, those of the n small regions of class bin in
 // ptrs that a owns (each checked like free() checks it); the others are
 // moved to the front of ptrs and their number returned.
 unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n);
 
-// Merges every class's unmerged counts into a.
-void arena_merge_counts(Arena *a, ThreadCounts *counts);
+// Adds a cache's counts for every class (kNumBins deltas).
+void arena_merge_counts(Arena *a, const CountDelta *counts);
 // Large class cls, aligned to align (a power of two, at least a page).
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
 

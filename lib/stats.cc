@@ -17,7 +17,7 @@ namespace arenalloc {
 void stats_merge_own_cache() {
     TCache *tc = tls_thread_state.tcache;
     if (tc != &g_tcache_none)
-        arena_merge_counts(tc->arena, &tc->counts);
+        tcache_merge_counts(tc);
 }
 
 bool stats_arena(unsigned i, ArenaSnapshot *out) {

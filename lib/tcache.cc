@@ -85,11 +85,25 @@ TCache *tcache_create(Arena *a) {
         tc->active[bin] = 0;
     }
     tc->arena = a;
-    memset(&tc->counts, 0, sizeof(tc->counts));
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        tc->bins[bin].nmalloc = tc->bins[bin].nfree = 0;
+        tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
+    }
     tc->gc_ticker = gc_ticker_start();
     tc->gc_bin = 0;
     tc->next_free = nullptr;
     return tc;
+}
+
+void tcache_merge_counts(TCache *tc) {
+    CountDelta d[kNumBins];
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        d[bin].nmalloc = tc->bins[bin].nmalloc - tc->merged_nmalloc[bin];
+        d[bin].nfree = tc->bins[bin].nfree - tc->merged_nfree[bin];
+        tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
+        tc->merged_nfree[bin] = tc->bins[bin].nfree;
+    }
+    arena_merge_counts(tc->arena, d);
 }
 
 void tcache_flush_all(TCache *tc) {
@@ -98,7 +112,7 @@ void tcache_flush_all(TCache *tc) {
         if (b->count != 0)
             flush_oldest(b, bin, b->count);
     }
-    arena_merge_counts(tc->arena, &tc->counts);
+    tcache_merge_counts(tc);
 }
 
 void tcache_destroy(TCache *tc) {
@@ -148,7 +162,10 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.
         unsigned want = b->max / 2 != 0 ? b->max / 2 : 1;
-        unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, &tc->counts);
+        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], b->nfree - tc->merged_nfree[bin]};
+        unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
+        tc->merged_nmalloc[bin] = b->nmalloc;
+        tc->merged_nfree[bin] = b->nfree;
         if (got == 0) {
             errno = ENOMEM;
             return nullptr;
@@ -157,7 +174,7 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         tc->active[bin] = 1;
     }
     uint32_t n = --b->count;
-    tc->counts.nmalloc[bin]++;
+    b->nmalloc++;
     void *p = b->stack[n];
     *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
@@ -173,7 +190,7 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
     }
     *static_cast<uintptr_t *>(p) = free_mark(p);
     b->stack[b->count++] = p;
-    tc->counts.nfree[bin]++;
+    b->nfree++;
 }
 
 void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {

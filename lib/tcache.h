@@ -61,13 +61,16 @@ struct TCacheBin {
     void **stack;     // stack[0..count) are free regions; top is stack[count-1]
     uint32_t count;
     uint32_t max;     // capacity: tcache_slots(bin); 0 in the placeholder cache
+    uint64_t nmalloc; // requests served and frees taken, since the thread
+    uint64_t nfree;   //   started (on the line the hit paths touch anyway)
 };
 
 struct TCache {
     TCacheBin bins[kNumBins];
     uint8_t active[kNumBins];  // filled or flushed since the last GC visit
     Arena *arena;          // where fills come from: the thread's arena
-    ThreadCounts counts;   // not yet merged into an arena
+    uint64_t merged_nmalloc[kNumBins];  // bins' counts already handed to arenas
+    uint64_t merged_nfree[kNumBins];
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
@@ -89,6 +92,9 @@ void tcache_destroy(TCache *tc);
 
 // Returns everything cached to the arenas; the cache stays usable.
 void tcache_flush_all(TCache *tc);
+
+// Hands the counts not yet merged to the cache's arena.
+void tcache_merge_counts(TCache *tc);
 
 // Slow paths of the hit functions below.
 AA_NOINLINE void *tcache_alloc_slow(TCache *tc, unsigned bin);
@@ -129,7 +135,7 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     n--;
     b->count = n;
     if (kStats)
-        tc->counts.nmalloc[bin]++;
+        b->nmalloc++;
     void *p = b->stack[n];
     *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
@@ -150,7 +156,7 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     b->stack[n] = p;
     b->count = n + 1;
     if (kStats)
-        tc->counts.nfree[bin]++;
+        b->nfree++;
 }
 
 }  // namespace arenalloc

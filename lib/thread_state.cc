@@ -105,7 +105,7 @@ uint64_t thread_bytes_allocated() {
     uint64_t n = tls_thread_state.allocated_uncached;
     const TCache *tc = tls_thread_state.tcache;
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += tc->counts.nmalloc[bin] * bin_info(bin).region_size;
+        n += tc->bins[bin].nmalloc * bin_info(bin).region_size;
     return n;
 }
 
@@ -113,7 +113,7 @@ uint64_t thread_bytes_deallocated() {
     uint64_t n = tls_thread_state.deallocated_uncached;
     const TCache *tc = tls_thread_state.tcache;
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += tc->counts.nfree[bin] * bin_info(bin).region_size;
+        n += tc->bins[bin].nfree * bin_info(bin).region_size;
     return n;
 }
 
