@@ -96,8 +96,18 @@ void *allocate_aligned(size_t size, size_t align) {
 // Usable size of a live block, or 0 after reporting a bad pointer.
 size_t block_usable_size(const void *ptr, const char *fn) {
     uintptr_t owner = registry_lookup(ptr);
-    if (owner & kRegistryChunk)
-        return arena_usable_size(reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask), ptr, fn);
+    if (owner & kRegistryChunk) {
+        Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
+        size_t usize = arena_usable_size(c, ptr, fn);
+        // A block in a thread cache is free, though its arena counts it as
+        // out: the calling thread's cache is checked too.
+        if (usize != 0 && usize <= kSmallMax &&
+            tcache_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
+            report_invalid_pointer(fn, ptr, "block already free (in a thread cache)");
+            return 0;
+        }
+        return usize;
+    }
     if (owner & kRegistryHuge)
         return huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");

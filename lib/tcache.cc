@@ -95,6 +95,16 @@ TCache *tcache_create(Arena *a) {
     return tc;
 }
 
+bool tcache_holds(const TCache *tc, unsigned bin, const void *p) {
+    if (tc == &g_tcache_none || *static_cast<const uintptr_t *>(p) != free_mark(p))
+        return false;
+    const TCacheBin *b = &tc->bins[bin];
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->stack[i] == p)
+            return true;
+    return false;
+}
+
 void tcache_merge_counts(TCache *tc) {
     CountDelta d[kNumBins];
     for (unsigned bin = 0; bin < kNumBins; bin++) {

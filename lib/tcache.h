@@ -93,6 +93,10 @@ void tcache_destroy(TCache *tc);
 // Returns everything cached to the arenas; the cache stays usable.
 void tcache_flush_all(TCache *tc);
 
+// Whether the small block at p (a region start of class bin) is in cache
+// tc: it carries the free mark and is on the class's stack.
+bool tcache_holds(const TCache *tc, unsigned bin, const void *p);
+
 // Hands the counts not yet merged to the cache's arena.
 void tcache_merge_counts(TCache *tc);
 

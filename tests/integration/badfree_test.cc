@@ -232,6 +232,29 @@ ATF_TEST_CASE_BODY(free__small_double_not_on_top)
     free(p);
 }
 
+// realloc() and malloc_usable_size() of a small block that free() put in
+// the thread cache: reported, not served.
+ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_small_block);
+ATF_TEST_CASE_BODY(realloc__freed_small_block)
+{
+    void *p = malloc(200);
+    void *neighbour = malloc(200);
+    ATF_REQUIRE(p != NULL && neighbour != NULL);
+    const testutil::child_result r = testutil::run_in_child([p] {
+        free(opaque(p));
+        void *q = realloc(opaque(p), 300);
+        testutil::escape(q);
+    });
+    require_report(r, "realloc", p);
+    const testutil::child_result r2 = testutil::run_in_child([p] {
+        free(opaque(p));
+        testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
+    });
+    require_report(r2, "malloc_usable_size", p);
+    free(neighbour);
+    free(p);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(free__large_double);
 ATF_TEST_CASE_BODY(free__large_double)
 {
@@ -321,6 +344,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__huge_interior);
     ATF_ADD_TEST_CASE(tcs, free__small_double);
     ATF_ADD_TEST_CASE(tcs, free__small_double_not_on_top);
+    ATF_ADD_TEST_CASE(tcs, realloc__freed_small_block);
     ATF_ADD_TEST_CASE(tcs, free__large_double);
     ATF_ADD_TEST_CASE(tcs, free__huge_double);
     ATF_ADD_TEST_CASE(tcs, realloc__stack_pointer);
