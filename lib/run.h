@@ -30,7 +30,6 @@ struct Run {
     // Arena lock held for everything below.
     uint32_t npages;       // length in pages
     uint8_t zeroed;        // free: every page is known to read as zero
-    uint8_t on_list;       // linked into a bin's non-full list or a free bucket
     uint32_t ndirty;       // free: pages with kPageDirty
     Chunk *chunk;          // chunk the pages belong to
     Run *next;             // list links: free bucket, bin non-full list, or
@@ -47,7 +46,6 @@ inline void run_list_push(Run **head, Run *r) {
     if (*head != nullptr)
         (*head)->prev = r;
     *head = r;
-    r->on_list = 1;
 }
 
 inline void run_list_remove(Run **head, Run *r) {
@@ -58,7 +56,6 @@ inline void run_list_remove(Run **head, Run *r) {
     if (r->next != nullptr)
         r->next->prev = r->prev;
     r->next = r->prev = nullptr;
-    r->on_list = 0;
 }
 
 }  // namespace arenalloc

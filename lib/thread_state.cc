@@ -63,10 +63,9 @@ Arena *thread_arena_slow() {
         a = arena_get(0);  // arena 0 always exists once initialized
     g_threads_seen.fetch_add(1, std::memory_order_relaxed);
     assign(ts, a);
-    ts->phase = kThreadUnregistered;
-    if (g_exit_key_ready.load(std::memory_order_acquire) &&
-        pthread_setspecific(g_exit_key, ts) == 0)
-        ts->phase = kThreadRegistered;
+    ts->phase = kThreadActive;
+    if (g_exit_key_ready.load(std::memory_order_acquire))
+        pthread_setspecific(g_exit_key, ts);
     return a;
 }
 
@@ -101,20 +100,25 @@ void thread_state_hook_init() {
         g_exit_key_ready.store(true, std::memory_order_release);
 }
 
-uint64_t thread_bytes_allocated() {
-    uint64_t n = tls_thread_state.allocated_uncached;
+namespace {
+
+// Bytes of the blocks counted by one of a cache's per-class counters.
+uint64_t cached_bytes(uint64_t TCacheBin::*count) {
     const TCache *tc = tls_thread_state.tcache;
+    uint64_t n = 0;
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += tc->bins[bin].nmalloc * bin_info(bin).region_size;
+        n += tc->bins[bin].*count * bin_info(bin).region_size;
     return n;
 }
 
+}  // namespace
+
+uint64_t thread_bytes_allocated() {
+    return tls_thread_state.allocated_uncached + cached_bytes(&TCacheBin::nmalloc);
+}
+
 uint64_t thread_bytes_deallocated() {
-    uint64_t n = tls_thread_state.deallocated_uncached;
-    const TCache *tc = tls_thread_state.tcache;
-    for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += tc->bins[bin].nfree * bin_info(bin).region_size;
-    return n;
+    return tls_thread_state.deallocated_uncached + cached_bytes(&TCacheBin::nfree);
 }
 
 uint64_t thread_state_nthreads_seen() {

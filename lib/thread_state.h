@@ -22,10 +22,9 @@ struct Arena;
 struct TCache;
 
 enum ThreadPhase : uint8_t {
-    kThreadNew = 0,        // no arena yet
-    kThreadUnregistered,   // arena chosen before the exit hook existed
-    kThreadRegistered,     // the exit hook will run for this thread
-    kThreadExited,         // the exit hook ran; the arena stays usable
+    kThreadNew = 0,   // no arena yet
+    kThreadActive,    // has an arena (and its exit hook, where one exists)
+    kThreadExited,    // the exit hook ran; the arena stays usable
 };
 
 struct ThreadState {
