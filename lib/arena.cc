@@ -160,16 +160,8 @@ void note_dirty_dropped(Arena *a, uint32_t n) {
 
 uint32_t chunk_usable_pages() { return g_chunk.npages - g_chunk.header_pages; }
 
-// Maps a new chunk and adds its pages to the arena as one clean free run.
-bool arena_grow(Arena *a) {
-    Run *r = desc_alloc(a);
-    if (r == nullptr)
-        return false;
-    Chunk *c = chunk_map(a);
-    if (c == nullptr) {
-        desc_free(a, r);
-        return false;
-    }
+// Adds new chunk c to the arena as one clean free run described by r.
+void chunk_add(Arena *a, Chunk *c, Run *r) {
     a->stats.nchunks++;
     c->next = a->chunks;
     c->prev = nullptr;
@@ -188,7 +180,30 @@ bool arena_grow(Arena *a) {
     tag_free_boundaries(r);
     free_run_insert(a, r);
     a->nempty_chunks++;
-    return true;
+}
+
+// Maps new chunks: one for a new arena, then about half as many as the
+// arena has (kChunkBatchMax at most) in one mapping, so a growing arena
+// makes a handful of mmap calls; the ones not needed yet wait as empty
+// chunks, untouched but for their headers.
+bool arena_grow(Arena *a) {
+    uint64_t want = a->stats.nchunks / 2;
+    if (want < 1)
+        want = 1;
+    if (want > kChunkBatchMax)
+        want = kChunkBatchMax;
+    Chunk *got[kChunkBatchMax];
+    unsigned n = chunk_map(a, got, static_cast<unsigned>(want));
+    unsigned added = 0;
+    for (; added < n; added++) {
+        Run *r = desc_alloc(a);
+        if (r == nullptr)
+            break;
+        chunk_add(a, got[added], r);
+    }
+    for (unsigned i = added; i < n; i++)
+        chunk_unmap(got[i]);
+    return added != 0;
 }
 
 // Unmaps an empty chunk whose one free run, covering every usable page,
@@ -210,12 +225,16 @@ void chunk_release(Arena *a, Chunk *c, Run *whole) {
 // ---- purging -------------------------------------------------------------
 
 // Gives the pages of free run r back to the kernel (one madvise for the
-// whole run: its clean pages are already purged or never touched).
+// whole run: its clean pages are already purged or never touched).  Lazy
+// purging (MADV_FREE) only when asked for: its pages stay counted in the
+// process's resident size until the kernel runs short, which is the figure
+// users and their monitoring read.
 void purge_run(Arena *a, Run *r, bool now) {
     dirty_list_remove(a, r);
     uint32_t first = run_first_page(r);
     bool zeroed = pages_purge(reinterpret_cast<void *>(r->base),
-                              static_cast<size_t>(r->npages) << kLgPage, now);
+                              static_cast<size_t>(r->npages) << kLgPage,
+                              now || !g_options.lazy_purge);
     for (uint32_t i = 0; i < r->npages; i++)
         r->chunk->map[first + i] &= ~kPageDirty;
     a->stats.npurged_pages += r->ndirty;

@@ -24,18 +24,10 @@ void chunk_configure(unsigned lg_chunk) {
     g_chunk.large_max = class_to_size(c);
 }
 
-Chunk *chunk_map(Arena *arena) {
-    // D and M choose the sources, sbrk first when both are on.
-    void *p = nullptr;
-    bool from_sbrk = false;
-    if (g_options.use_sbrk) {
-        p = pages_map_sbrk(g_chunk.chunk_size, g_chunk.chunk_size);
-        from_sbrk = p != nullptr;
-    }
-    if (p == nullptr && g_options.use_mmap)
-        p = pages_map(g_chunk.chunk_size, g_chunk.chunk_size);
-    if (p == nullptr)
-        return nullptr;
+namespace {
+
+// Writes the header of a new chunk at p and registers it.
+Chunk *chunk_init(void *p, Arena *arena, bool from_sbrk) {
     Chunk *c = static_cast<Chunk *>(p);
     // Data-segment memory may hold old contents of a reused break: the
     // page map must be written whole.
@@ -51,12 +43,52 @@ Chunk *chunk_map(Arena *arena) {
     for (uint32_t i = 0; i < c->header_pages; i++)
         c->map[i] = kPageHeader;
     if (!registry_insert(c, g_chunk.chunk_size,
-                         reinterpret_cast<uintptr_t>(c) | kRegistryChunk)) {
-        if (!from_sbrk)
-            pages_unmap(c, g_chunk.chunk_size);
+                         reinterpret_cast<uintptr_t>(c) | kRegistryChunk))
         return nullptr;
-    }
     return c;
+}
+
+}  // namespace
+
+unsigned chunk_map(Arena *arena, Chunk **out, unsigned n) {
+    // D and M choose the sources, sbrk first when both are on; the data
+    // segment gives one chunk at a time.
+    if (g_options.use_sbrk) {
+        void *p = pages_map_sbrk(g_chunk.chunk_size, g_chunk.chunk_size);
+        if (p != nullptr) {
+            out[0] = chunk_init(p, arena, true);
+            return out[0] != nullptr ? 1 : 0;
+        }
+    }
+    if (!g_options.use_mmap)
+        return 0;
+    size_t max = kChunkBatchBytes >> g_chunk.lg_chunk;
+    if (n > max)
+        n = max != 0 ? static_cast<unsigned>(max) : 1;
+    if (n > kChunkBatchMax)
+        n = kChunkBatchMax;
+    if (n == 0)
+        n = 1;
+    char *p = nullptr;
+    while (p == nullptr) {
+        p = static_cast<char *>(pages_map(n * g_chunk.chunk_size, g_chunk.chunk_size));
+        if (p == nullptr) {
+            if (n == 1)
+                return 0;
+            n = 1;  // short of memory: no reserve
+        }
+    }
+    unsigned got = 0;
+    for (unsigned i = 0; i < n; i++) {
+        char *at = p + i * g_chunk.chunk_size;
+        Chunk *c = chunk_init(at, arena, false);
+        if (c == nullptr) {
+            pages_unmap(at, (n - i) * g_chunk.chunk_size);
+            break;
+        }
+        out[got++] = c;
+    }
+    return got;
 }
 
 bool chunk_unmap(Chunk *chunk) {

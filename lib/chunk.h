@@ -46,10 +46,17 @@ struct Chunk {
 // Sets g_chunk for chunks of 2^lg_chunk bytes.
 void chunk_configure(unsigned lg_chunk);
 
-// Maps and registers a new chunk for arena with one free run descriptor
-// slot left to the caller (the map is all header/free tags, zeroed pages).
-// Returns nullptr when the kernel refuses.
-Chunk *chunk_map(Arena *arena);
+// Most chunks mapped at once (see chunk_map()).
+constexpr unsigned kChunkBatchMax = 8;
+constexpr size_t kChunkBatchBytes = size_t{16} << 20;
+
+// Maps and registers up to n (at most kChunkBatchMax) new chunks for arena
+// with one mapping, so that a growing arena makes a few system calls rather
+// than one per chunk; fewer (down to one) when the kernel refuses the
+// bigger mapping.  Each chunk's map is all header tags, the rest is left to
+// the caller; the pages are zero.  Returns how many are in out[], 0 when
+// the kernel refuses even one.
+unsigned chunk_map(Arena *arena, Chunk **out, unsigned n);
 
 // Unregisters and unmaps a chunk; false (and nothing done) for a chunk
 // from the data segment, which cannot be given back.

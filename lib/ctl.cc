@@ -324,6 +324,7 @@ CTL_RO(opt_sbrk_ctl, bool, g_options.use_sbrk)
 CTL_RO(opt_lg_dirty_ratio_ctl, ssize_t, g_options.lg_dirty_ratio)
 CTL_RO(opt_lg_tcache_gc_ctl, ssize_t, g_options.lg_tcache_gc)
 CTL_RO(opt_decay_ms_ctl, ssize_t, g_options.decay_ms)
+CTL_RO(opt_lazy_purge_ctl, bool, g_options.lazy_purge)
 CTL_RO(opt_tcache_shift_ctl, ssize_t, g_options.tcache_shift)
 CTL_RO(opt_tcache_ctl, bool, g_tcache_slots[0] != 0)
 CTL_RO(opt_junk_ctl, bool, g_options.junk)
@@ -476,6 +477,7 @@ constexpr Node kOpt[] = {
     LEAF("lg_dirty_ratio", opt_lg_dirty_ratio_ctl),
     LEAF("lg_tcache_gc", opt_lg_tcache_gc_ctl),
     LEAF("decay_ms", opt_decay_ms_ctl),
+    LEAF("lazy_purge", opt_lazy_purge_ctl),
     LEAF("tcache_shift", opt_tcache_shift_ctl),
     LEAF("tcache", opt_tcache_ctl),
     LEAF("junk", opt_junk_ctl),

@@ -32,8 +32,8 @@ struct CachedMapping {
     size_t mapped;
     uint64_t since;  // platform_now_ms() when it was freed
 };
-constexpr unsigned kHugeCacheSlots = 16;
-constexpr size_t kHugeCacheBytes = size_t{64} << 20;
+constexpr unsigned kHugeCacheSlots = 32;
+constexpr size_t kHugeCacheBytes = size_t{128} << 20;
 CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
 size_t g_huge_cache_bytes = 0;
@@ -69,20 +69,45 @@ uintptr_t cache_take_locked(size_t mapped, size_t align) {
     }
     if (best == kHugeCacheSlots)
         return 0;
-    CachedMapping m = g_huge_cache[best];
-    cache_remove_locked(best);
-    if (m.mapped > mapped)
-        pages_unmap(reinterpret_cast<void *>(m.addr + mapped), m.mapped - mapped);
-    return m.addr;
+    CachedMapping &m = g_huge_cache[best];
+    uintptr_t addr = m.addr;
+    if (m.mapped == mapped) {
+        cache_remove_locked(best);
+    } else {
+        // Keep the tail (granule-aligned, still mapped and untouched since
+        // it was freed) for the next request instead of unmapping it.
+        m.addr += mapped;
+        m.mapped -= mapped;
+        g_huge_cache_bytes -= mapped;
+    }
+    return addr;
 }
 
-// Keeps a freed mapping when it fits the bounds; false when the caller
-// must unmap it.
+// Keeps a freed mapping when it fits the bounds (joined with cached
+// neighbours, unmapped here when the joined range outgrows the cache);
+// false when the caller must unmap it.
 bool cache_put_locked(uintptr_t addr, size_t mapped) {
     if (mapped > kHugeCacheBytes / 4)
         return false;
     uint64_t now = platform_now_ms();
     cache_expire_locked(now > decay_ms() ? now - decay_ms() : 0);
+    // Join a cached neighbour (the tail of a mapping split above, or the
+    // block next to it): one range then serves a bigger request later.
+    for (unsigned i = 0; i < g_huge_cache_count;) {
+        CachedMapping &m = g_huge_cache[i];
+        if (m.addr + m.mapped == addr || addr + mapped == m.addr) {
+            if (m.addr < addr)
+                addr = m.addr;
+            mapped += m.mapped;
+            cache_remove_locked(i);
+        } else {
+            i++;
+        }
+    }
+    if (mapped > kHugeCacheBytes) {
+        pages_unmap(reinterpret_cast<void *>(addr), mapped);
+        return true;
+    }
     while (g_huge_cache_count != 0 &&
            (g_huge_cache_count == kHugeCacheSlots || g_huge_cache_bytes + mapped > kHugeCacheBytes)) {
         // Evict the oldest.

@@ -33,6 +33,7 @@ struct Options {
     bool xmalloc;           // X: abort instead of returning NULL
     bool zero;              // Z: zero every new block
     int decay_ms;           // long form only: the decay time of dirty pages
+    bool lazy_purge;        // long form only: purge with MADV_FREE, not MADV_DONTNEED
 };
 
 extern AA_HIDDEN Options g_options;

@@ -74,6 +74,15 @@ void *pages_map(size_t size, size_t align) {
     if ((reinterpret_cast<uintptr_t>(p) & (align - 1)) == 0)
         return p;
     pages_unmap(p, size);
+    // The kernel hands out addresses downwards, so the aligned address just
+    // below is usually free: ask for it (a hint, not MAP_FIXED) before
+    // paying for an over-sized mapping and two trims.
+    void *hint = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(p) & ~(align - 1));
+    p = map_exact(hint, size);
+    if (p == hint)
+        return p;
+    if (p != nullptr)
+        pages_unmap(p, size);
 
     size_t over = size + align - kPage;
     if (over < size) {  // wrapped: no such mapping can exist

@@ -64,6 +64,9 @@ ATF_TEST_CASE_BODY(long__booleans) {
     ATF_REQUIRE(g_options.malloc0_null && g_options.trace && !g_options.abort_on_warning);
     ATF_REQUIRE_EQ(parse("stats_print:true,sbrk:true,mmap:false"), "");
     ATF_REQUIRE(g_options.print_summary && g_options.use_sbrk && !g_options.use_mmap);
+    ATF_REQUIRE(!g_options.lazy_purge);
+    ATF_REQUIRE_EQ(parse("lazy_purge:yes"), "");
+    ATF_REQUIRE(g_options.lazy_purge);
     // Chunks must come from somewhere: both sources off turns mmap back on.
     ATF_REQUIRE_EQ(parse("sbrk:false,mmap:false"), "");
     ATF_REQUIRE(g_options.use_mmap);

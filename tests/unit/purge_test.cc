@@ -1,6 +1,7 @@
 // Unit tests of dirty-page accounting and purging (lib/arena.cc): the
 // ratio rule, explicit purges, and that purging goes through madvise (the
-// platform layer's counters).  Nothing here depends on timing.
+// platform layer's counters); how arenas and the huge mapping cache take
+// memory from the kernel.  Nothing here depends on timing.
 #include <atf-c++.hpp>
 
 #include <unistd.h>
@@ -12,6 +13,8 @@
 
 #include "allocator.h"
 #include "arena.h"
+#include "chunk.h"
+#include "huge.h"
 #include "init.h"
 #include "options.h"
 #include "platform.h"
@@ -32,6 +35,12 @@ uint64_t nmadvise() {
     PlatformCounters pc;
     platform_counters(&pc);
     return pc.nmadvise;
+}
+
+uint64_t nmap() {
+    PlatformCounters pc;
+    platform_counters(&pc);
+    return pc.nmap;
 }
 
 uint64_t rss_bytes() {
@@ -89,6 +98,86 @@ ATF_TEST_CASE_BODY(purge__ratio_rule_bounds_dirty) {
     ATF_REQUIRE(a->stats.npurged_pages > 0);
     for (size_t i = 1; i < v.size(); i += 2)
         aa_free(v[i]);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__ratio_rule_lowers_rss);
+ATF_TEST_CASE_BODY(purge__ratio_rule_lowers_rss) {
+    // Purging by the rules (no explicit call) must lower the resident size,
+    // not only mark pages free for the kernel to take some day: the default
+    // is MADV_DONTNEED.
+    Arena *a = arena0();
+    ATF_REQUIRE(!g_options.lazy_purge);
+    std::vector<void *> v = allocate_touched(256 << 10, 400);  // 100 MiB
+    uint64_t peak = rss_bytes();
+    g_options.lg_dirty_ratio = 3;  // dirty at most an eighth of the peak
+    for (void *p : v)
+        aa_free(p);
+    uint64_t end = rss_bytes();
+    uint64_t allowed = (a->nactive_peak >> 3) * kPage;
+    ATF_REQUIRE_MSG(a->ndirty * kPage <= allowed + g_chunk.chunk_size,
+                    "dirty " << a->ndirty << " pages");
+    // 100 MiB freed, at most 12.5 MiB (and a chunk) may stay dirty.
+    ATF_REQUIRE_MSG(end + (70u << 20) <= peak, "RSS peak " << peak << " after frees " << end);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__arena_grows_in_batches);
+ATF_TEST_CASE_BODY(purge__arena_grows_in_batches) {
+    // An arena growing to 64 MiB maps its chunks a few at a time: far
+    // fewer mmap calls than chunks.  (pages_map may take two calls for an
+    // aligned mapping.)
+    Arena *a = arena0();
+    uint64_t chunks0 = a->stats.nchunks;
+    uint64_t empty0 = a->nempty_chunks;
+    uint64_t maps0 = nmap();
+    std::vector<void *> v = allocate_touched(g_chunk.large_max, 32);
+    uint64_t grew = a->stats.nchunks - chunks0;
+    uint64_t maps = nmap() - maps0;
+    ATF_REQUIRE_MSG(grew >= 32, "grew by " << grew << " chunks");
+    ATF_REQUIRE_MSG(maps * 2 <= grew, grew << " chunks took " << maps << " mmap calls");
+    // The chunks not used yet wait empty.
+    uint64_t really_empty = 0, n = 0;
+    for (Chunk *c = a->chunks; c != nullptr; c = c->next, n++)
+        really_empty += c->nfree_pages == c->npages - c->header_pages;
+    ATF_REQUIRE_EQ(n, chunks0 + grew);
+    ATF_REQUIRE_EQ(really_empty, a->nempty_chunks);
+    // ... at most one batch of them (a chunk's free pages after its first
+    // small run may hold one of the blocks, so count rather than assume).
+    ATF_REQUIRE_MSG(a->nempty_chunks <= kChunkBatchMax,
+                    "empty " << empty0 << " -> " << a->nempty_chunks << ", grew " << grew);
+    for (void *p : v)
+        aa_free(p);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__huge_cache_splits_and_joins);
+ATF_TEST_CASE_BODY(purge__huge_cache_splits_and_joins) {
+    // A freed 8 MiB mapping serves two 3 MiB blocks (the tail of the first
+    // split stays cached), and the two, freed, are joined again to serve a
+    // 6 MiB block: no mmap call after the first.
+    void *big = aa_malloc(8 << 20);
+    ATF_REQUIRE(big != nullptr);
+    aa_free(big);
+    uint64_t maps0 = nmap();
+    void *p = aa_malloc(3 << 20);
+    void *q = aa_malloc(3 << 20);
+    ATF_REQUIRE(p != nullptr && q != nullptr);
+    memset(p, 1, 3 << 20);
+    memset(q, 2, 3 << 20);
+    ATF_REQUIRE_EQ(nmap(), maps0);
+    ATF_REQUIRE(p == big);
+    ATF_REQUIRE(q == static_cast<char *>(big) + (3 << 20));
+    aa_free(p);
+    aa_free(q);
+    void *r = aa_malloc(6 << 20);
+    ATF_REQUIRE(r == big);
+    ATF_REQUIRE_EQ(nmap(), maps0);
+    memset(r, 3, 6 << 20);
+    aa_free(r);
+    HugeStats hs;
+    huge_stats(&hs);
+    ATF_REQUIRE_EQ(hs.cached, size_t{8} << 20);
+    aa_purge();
+    huge_stats(&hs);
+    ATF_REQUIRE_EQ(hs.cached, 0u);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__explicit_purges_everything);
@@ -175,6 +264,9 @@ ATF_TEST_CASE_BODY(purge__options_change_allowance) {
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__freed_pages_are_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__ratio_rule_bounds_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__ratio_rule_lowers_rss);
+    ATF_ADD_TEST_CASE(tcs, purge__arena_grows_in_batches);
+    ATF_ADD_TEST_CASE(tcs, purge__huge_cache_splits_and_joins);
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
