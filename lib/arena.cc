@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "decay.h"
 #include "options.h"
 #include "platform.h"
 #include "report.h"
@@ -13,6 +14,7 @@
 namespace arenalloc {
 
 namespace {
+
 
 // ---- thread counts ---------------------------------------------------
 
@@ -150,11 +152,7 @@ void free_run_remove(Arena *a, Run *r) {
         dirty_list_remove(a, r);
 }
 
-void note_dirty_dropped(Arena *a, uint32_t n) {
-    a->ndirty -= n;
-    if (a->ndirty < a->ndirty_low)
-        a->ndirty_low = a->ndirty;
-}
+void note_dirty_dropped(Arena *a, uint32_t n) { a->ndirty -= n; }
 
 // ---- chunks ----------------------------------------------------------
 
@@ -269,29 +267,32 @@ uint64_t dirty_allowed(const Arena *a) {
 
 // The two purging rules, applied after pages become dirty: the ratio of
 // dirty to recently active pages (down to half the allowance, so the next
-// frees do not purge again at once), and decay: dirty pages that stayed
-// unused for a whole decay period are purged the next time the arena is
-// used after it.
-// Ends the decay period when it is over: what stayed dirty all through it
-// (at least ndirty_low pages) is purged, oldest first.
+// frees do not purge again at once), and decay, below.
+
+// Decay: free runs whose pages have been dirty for nine tenths of the
+// decay time are purged (see decay.h).  The dirty list is in the order runs became dirty, near enough
+// (the rest of a split run keeps its age but goes to the back), so the
+// walk stops at the first run too young.  The decay period also bounds how
+// long the ratio rule remembers its peak.
 void decay_locked(Arena *a, uint64_t now) {
-    if (now < a->decay_epoch_end)
-        return;
-    if (a->decay_epoch_end != 0)
-        purge_oldest(a, a->ndirty_low);
-    a->decay_epoch_end = now + static_cast<uint64_t>(g_options.decay_ms);
-    a->ndirty_low = a->ndirty;
-    a->nactive_peak = a->nactive;
+    uint32_t decay = static_cast<uint32_t>(decay_age_limit_ms());
+    uint32_t now32 = static_cast<uint32_t>(now);
+    if (a->dirty_first != nullptr && now32 - a->dirty_first->dirty_since >= decay) {
+        a->stats.npurge_passes++;
+        while (a->dirty_first != nullptr && now32 - a->dirty_first->dirty_since >= decay)
+            purge_run(a, a->dirty_first, false);
+    }
+    if (now >= a->decay_epoch_end) {
+        a->decay_epoch_end = now + static_cast<uint64_t>(g_options.decay_ms);
+        a->nactive_peak = a->nactive;
+    }
 }
 
-void maybe_purge(Arena *a) {
+void maybe_purge(Arena *a, uint64_t now) {
     uint64_t allowed = dirty_allowed(a);
     if (a->ndirty > allowed)
         purge_oldest(a, a->ndirty - allowed / 2);
-    if (++a->decay_ticks < kDecayCheckInterval)
-        return;
-    a->decay_ticks = 0;
-    decay_locked(a, platform_now_ms());
+    decay_locked(a, now);
 }
 
 // ---- page runs -------------------------------------------------------
@@ -380,6 +381,7 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         t->state = kPageFree;
         t->zeroed = found->zeroed;
         t->ndirty = dirty_trail;
+        t->dirty_since = found->dirty_since;
         tag_free_boundaries(t);
         free_run_insert(a, t);
     }
@@ -407,6 +409,10 @@ void run_release(Arena *a, Run *r) {
     r->zeroed = 0;
     r->size_class = 0;
     r->ndirty = n;
+    // A coarse clock read from the vDSO: a few nanoseconds.  A run merged
+    // with free neighbours takes the new pages' age.
+    uint64_t now = platform_now_ms();
+    r->dirty_since = static_cast<uint32_t>(now);
     c->nfree_pages += n;
     a->nactive -= n;
     a->ndirty += n;
@@ -419,6 +425,7 @@ void run_release(Arena *a, Run *r) {
             untag_boundary(c, first - 1);
             prev->npages += r->npages;
             prev->ndirty += r->ndirty;
+            prev->dirty_since = r->dirty_since;
             prev->zeroed = 0;
             desc_free(a, r);
             r = prev;
@@ -448,7 +455,7 @@ void run_release(Arena *a, Run *r) {
     }
     tag_free_boundaries(r);
     free_run_insert(a, r);
-    maybe_purge(a);
+    maybe_purge(a, now);
 }
 
 // ---- bins ------------------------------------------------------------
@@ -688,6 +695,7 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
     a->mutex.unlock();
     void *p = reinterpret_cast<void *>(r->base);
     fill_new_block(p, usize, zero, zeroed);
+    decay_tick();
     return p;
 }
 
@@ -718,6 +726,7 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     a->large[r->size_class - kNumBins].curruns--;
     run_release(a, r);
     a->mutex.unlock();
+    decay_tick();
     return usize;
 }
 
@@ -852,6 +861,7 @@ void arena_decay(Arena *a) {
     MutexGuard guard(a->mutex);
     decay_locked(a, platform_now_ms());
 }
+
 
 void arena_prefork(Arena *a) { a->mutex.lock(); }
 void arena_postfork_parent(Arena *a) { a->mutex.unlock(); }

@@ -56,7 +56,6 @@ struct LargeClassStats {
 // program whose memory swings from purging at every trough.  Empty chunks
 // are kept, up to kRetainedChunks, so such a program does not map and
 // unmap chunks in a loop either; their pages are purged by the same rules.
-constexpr uint32_t kDecayCheckInterval = 32;  // run releases between clock reads
 constexpr uint32_t kRetainedChunks = 64;
 
 struct ArenaStats {
@@ -87,9 +86,7 @@ struct Arena {
     uint64_t ndirty;                 // dirty pages in free runs
     Run *dirty_first;                // free runs with dirty pages, oldest first
     Run *dirty_last;
-    uint64_t ndirty_low;             // lowest ndirty in this decay period
     uint64_t decay_epoch_end;        // platform_now_ms() when the period ends
-    uint32_t decay_ticks;
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
 };
@@ -148,6 +145,7 @@ uint64_t arena_purge_all(Arena *a, bool unmap_empty);
 // Applies the decay rule now (the background thread calls it for arenas
 // nobody is using).
 void arena_decay(Arena *a);
+
 
 void arena_prefork(Arena *a);
 void arena_postfork_parent(Arena *a);

@@ -3,8 +3,7 @@
 
 #include <atomic>
 
-#include "arena.h"
-#include "huge.h"
+#include "decay.h"
 #include "init.h"
 #include "platform.h"
 
@@ -18,10 +17,7 @@ std::atomic<bool> g_running{false};  // a thread is running (or starting)
 void *background_main(void *) {
     while (g_wanted.load(std::memory_order_acquire)) {
         platform_sleep_ms(kBackgroundIntervalMs);
-        for (unsigned i = 0; i < g_narenas; i++)
-            if (Arena *a = arena_peek(i))
-                arena_decay(a);
-        huge_decay();
+        decay_sweep();
     }
     g_running.store(false, std::memory_order_release);
     return nullptr;

@@ -7,6 +7,7 @@
 #include "arena.h"
 #include "base.h"
 #include "chunk_registry.h"
+#include "decay.h"
 #include "mutex.h"
 #include "options.h"
 #include "platform.h"
@@ -38,7 +39,7 @@ CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
 size_t g_huge_cache_bytes = 0;
 
-uint64_t decay_ms() { return static_cast<uint64_t>(g_options.decay_ms); }
+uint64_t decay_ms() { return decay_age_limit_ms(); }
 
 void cache_remove_locked(unsigned i) {
     g_huge_cache_bytes -= g_huge_cache[i].mapped;
@@ -172,6 +173,7 @@ void *huge_malloc(Arena *arena, size_t size, size_t align, bool zero) {
     void *p = huge_map(arena, size, align, &fresh);
     if (p != nullptr)
         fill_new_block(p, align_up(size, kPage), zero, fresh);  // fresh pages read zero
+    decay_tick();
     return p;
 }
 
@@ -252,6 +254,7 @@ size_t huge_free(Huge *h, void *p, const char *fn) {
     g_huge_mutex.unlock();
     if (!kept)
         pages_unmap(p, mapped);
+    decay_tick();
     return usize;
 }
 

@@ -31,6 +31,8 @@ struct Run {
     uint32_t npages;       // length in pages
     uint8_t zeroed;        // free: every page is known to read as zero
     uint32_t ndirty;       // free: pages with kPageDirty
+    uint32_t dirty_since;  // free with ndirty > 0: platform_now_ms() (low
+                           //   32 bits) when its pages became dirty
     Chunk *chunk;          // chunk the pages belong to
     Run *next;             // list links: free bucket, bin non-full list, or
     Run *prev;             //   the arena's spare-descriptor list

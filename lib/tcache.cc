@@ -7,6 +7,7 @@
 
 #include "base.h"
 #include "chunk.h"
+#include "decay.h"
 #include "mutex.h"
 #include "options.h"
 #include "platform.h"
@@ -138,6 +139,7 @@ void tcache_gc(TCache *tc) {
     tc->gc_ticker = gc_ticker_start();
     if (g_tcache_gc_interval == 0)
         return;
+    decay_tick();
     unsigned bin = tc->gc_bin;
     TCacheBin *b = &tc->bins[bin];
     if (!tc->active[bin] && b->count != 0)
@@ -182,6 +184,7 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         }
         b->count = got;
         tc->active[bin] = 1;
+        decay_tick();
     }
     uint32_t n = --b->count;
     b->nmalloc++;
@@ -197,6 +200,7 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
     if (b->count >= b->max) {
         flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
         tc->active[bin] = 1;
+        decay_tick();
     }
     *static_cast<uintptr_t *>(p) = free_mark(p);
     b->stack[b->count++] = p;

@@ -4,6 +4,7 @@
 // memory from the kernel.  Nothing here depends on timing.
 #include <atf-c++.hpp>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -14,7 +15,9 @@
 #include "allocator.h"
 #include "arena.h"
 #include "chunk.h"
+#include "decay.h"
 #include "huge.h"
+#include "thread_state.h"
 #include "init.h"
 #include "options.h"
 #include "platform.h"
@@ -50,6 +53,17 @@ uint64_t rss_bytes() {
     ATF_REQUIRE_EQ(fscanf(f, "%lu %lu", &size, &resident), 2);
     fclose(f);
     return uint64_t{resident} * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// Makes every dirty run of a look as old as the decay time.
+void age_dirty_runs_locked(Arena *a) {
+    for (Run *r = a->dirty_first; r != nullptr; r = r->dirty_next)
+        r->dirty_since -= static_cast<uint32_t>(g_options.decay_ms) + 1;
+}
+
+void age_dirty_runs(Arena *a) {
+    MutexGuard guard(a->mutex);
+    age_dirty_runs_locked(a);
 }
 
 std::vector<void *> allocate_touched(size_t size, int n) {
@@ -223,31 +237,73 @@ ATF_TEST_CASE_BODY(purge__rss_falls_after_explicit_purge) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__decay_purges_what_stayed_dirty);
 ATF_TEST_CASE_BODY(purge__decay_purges_what_stayed_dirty) {
-    // The decay rule, driven by hand so that no clock is involved: when a
-    // period ends, the pages that stayed dirty through it are purged.
+    // The decay rule, driven by hand so that no clock is involved: runs
+    // dirty for the decay time are purged, younger ones are not.
     Arena *a = arena0();
     std::vector<void *> v = allocate_touched(256 << 10, 40);
     for (size_t i = 0; i < v.size(); i += 2)
         aa_free(v[i]);
-    uint64_t dirty = a->ndirty;
-    ATF_REQUIRE(dirty > 0);
-    {
-        MutexGuard guard(a->mutex);
-        a->ndirty_low = a->ndirty;   // dirty all through the period
-        a->decay_epoch_end = 1;      // and the period is over
-    }
+    ATF_REQUIRE(a->ndirty > 0);
+    age_dirty_runs(a);
     uint64_t madv = nmadvise();
     arena_decay(a);
     ATF_REQUIRE_EQ(a->ndirty, 0u);
     ATF_REQUIRE(nmadvise() > madv);
-    ATF_REQUIRE(a->decay_epoch_end > 1);  // a new period started
-    // A period that is not over purges nothing.
+    // Pages just freed are too young.
     aa_free(v[1]);
     uint64_t before = a->ndirty;
+    ATF_REQUIRE(before > 0);
     arena_decay(a);
     ATF_REQUIRE_EQ(a->ndirty, before);
     for (size_t i = 3; i < v.size(); i += 2)
         aa_free(v[i]);
+}
+
+namespace {
+
+struct Churn {
+    Arena *arena;
+    uint64_t ndirty;
+};
+
+void *churn_and_exit(void *arg) {
+    Churn *c = static_cast<Churn *>(arg);
+    std::vector<void *> v = allocate_touched(256 << 10, 40);
+    for (void *p : v)
+        aa_free(p);
+    c->arena = thread_arena();
+    c->ndirty = c->arena->ndirty;
+    return nullptr;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__other_threads_drive_decay);
+ATF_TEST_CASE_BODY(purge__other_threads_drive_decay) {
+    // A thread leaves dirty pages in its arena and exits; the main thread,
+    // in another arena, only allocates small blocks.  Its slow paths
+    // (cache fills, collection steps) sweep every arena, so the dead
+    // thread's pages still age out.  Ages are set by hand: no clock.
+    Arena *mine = arena0();
+    Churn c = {nullptr, 0};
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, churn_and_exit, &c), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE(c.arena != nullptr && c.arena != mine);
+    ATF_REQUIRE(c.ndirty > 0);
+    {
+        MutexGuard guard(c.arena->mutex);
+        age_dirty_runs_locked(c.arena);
+    }
+    decay_tick_expire();
+    // Enough small cache hits for a collection step, and more.
+    size_t steps = (size_t{1} << g_options.lg_tcache_gc) * 2;
+    for (size_t i = 0; i < steps; i++) {
+        void *p = aa_malloc(32);
+        ATF_REQUIRE(p != nullptr);
+        aa_free(p);
+    }
+    ATF_REQUIRE_EQ(c.arena->ndirty, 0u);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__options_change_allowance);
@@ -270,5 +326,6 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
 }
