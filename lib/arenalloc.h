@@ -2,9 +2,20 @@
  * arenalloc.h — the non-standard interface of the arenalloc allocator.
  * The standard functions (malloc, free, ...) are declared by <stdlib.h>
  * and <malloc.h> as usual.
+ *
+ * A library built with a symbol prefix P (./configure
+ * --with-symbol-prefix=P, or lib/libarenalloc_prefixed with arena_) names
+ * every exported function P<name>: Pmalloc, Pfree, Pmallctl,
+ * Parenalloc_purge, P_malloc_prefork...  and leaves the process's own
+ * malloc alone.  Its users define ARENALLOC_SYMBOL_PREFIX as P (the
+ * installed header of such a build does so on the line below), and this
+ * header then declares the prefixed names, standard functions included;
+ * ARENALLOC_NAME(malloc) spells Pmalloc.
  */
 #ifndef ARENALLOC_H
 #define ARENALLOC_H
+
+/* ARENALLOC_SYMBOL_PREFIX_LINE */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,16 +27,47 @@ extern "C" {
 /*
  * glibc's <malloc.h> declares malloc_usable_size and malloc_trim as not
  * throwing; in C++ the declarations here must say the same, in whichever
- * order the two headers are included.
+ * order the two headers are included.  Prefixed names are declared only
+ * here.
  */
-#if defined(__cplusplus) && defined(__GLIBC__)
+#if defined(__cplusplus) && defined(__GLIBC__) && !defined(ARENALLOC_SYMBOL_PREFIX)
 #define ARENALLOC_NOTHROW noexcept(true)
 #else
 #define ARENALLOC_NOTHROW
 #endif
 
+#ifdef ARENALLOC_SYMBOL_PREFIX
+#define ARENALLOC_PASTE_(a, b) a##b
+#define ARENALLOC_PASTE(a, b) ARENALLOC_PASTE_(a, b)
+#define ARENALLOC_NAME(name) ARENALLOC_PASTE(ARENALLOC_SYMBOL_PREFIX, name)
+
+/* The standard functions, which <stdlib.h> declares only unprefixed. */
+void *ARENALLOC_NAME(malloc)(size_t size);
+void *ARENALLOC_NAME(calloc)(size_t n, size_t size);
+void *ARENALLOC_NAME(realloc)(void *ptr, size_t size);
+void *ARENALLOC_NAME(reallocarray)(void *ptr, size_t n, size_t size);
+void ARENALLOC_NAME(free)(void *ptr);
+int ARENALLOC_NAME(posix_memalign)(void **out, size_t align, size_t size);
+void *ARENALLOC_NAME(aligned_alloc)(size_t align, size_t size);
+void *ARENALLOC_NAME(memalign)(size_t align, size_t size);
+void *ARENALLOC_NAME(valloc)(size_t size);
+void *ARENALLOC_NAME(pvalloc)(size_t size);
+#else
+#define ARENALLOC_NAME(name) name
+#endif
+
+/*
+ * The entry points a C library calls from fork() and thread exit
+ * (arenalloc(3), "In a C library"); the stand-alone library does the same
+ * through pthread_atfork handlers and a thread-exit destructor.
+ */
+void ARENALLOC_NAME(_malloc_prefork)(void);
+void ARENALLOC_NAME(_malloc_postfork)(void);
+void ARENALLOC_NAME(_malloc_postfork_child)(void);
+void ARENALLOC_NAME(_malloc_thread_cleanup)(void);
+
 /* Usable size of a block returned by this allocator (0 for NULL). */
-size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW;
+size_t ARENALLOC_NAME(malloc_usable_size)(void *ptr) ARENALLOC_NOTHROW;
 
 /*
  * Gives free memory back to the system now: the calling thread's cache is
@@ -33,8 +75,8 @@ size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW;
  * unmapped.  Returns the number of bytes given back.  malloc_trim(0) does
  * the same and returns 1 when anything was given back.
  */
-size_t arenalloc_purge(void);
-int malloc_trim(size_t pad) ARENALLOC_NOTHROW;
+size_t ARENALLOC_NAME(arenalloc_purge)(void);
+int ARENALLOC_NAME(malloc_trim)(size_t pad) ARENALLOC_NOTHROW;
 
 /*
  * Writes a report of the allocator's statistics through write_cb (to
@@ -43,8 +85,8 @@ int malloc_trim(size_t pad) ARENALLOC_NOTHROW;
  * information, the merged totals, the per-arena sections, the bin tables
  * and the large-class tables.  See arenalloc(3), STATISTICS.
  */
-void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
-                        const char *opts);
+void ARENALLOC_NAME(malloc_stats_print)(void (*write_cb)(void *, const char *), void *cbopaque,
+                                        const char *opts);
 
 /*
  * Named queries and controls in the style of jemalloc's mallctl: read a
@@ -53,10 +95,10 @@ void malloc_stats_print(void (*write_cb)(void *, const char *), void *cbopaque,
  * EPERM (a read-only name written).  The names are listed in
  * arenalloc(3), STATISTICS.
  */
-int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
-int mallctlnametomib(const char *name, size_t *mibp, size_t *miblenp);
-int mallctlbymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
-                 size_t newlen);
+int ARENALLOC_NAME(mallctl)(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+int ARENALLOC_NAME(mallctlnametomib)(const char *name, size_t *mibp, size_t *miblenp);
+int ARENALLOC_NAME(mallctlbymib)(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp,
+                                 void *newp, size_t newlen);
 
 /* A whole-heap summary; the mapped_* figures are bytes mapped now. */
 struct arenalloc_summary {
@@ -73,7 +115,7 @@ struct arenalloc_summary {
 };
 
 /* Fills *out; returns 0, or -1 when the allocator cannot initialize. */
-int arenalloc_get_summary(struct arenalloc_summary *out);
+int ARENALLOC_NAME(arenalloc_get_summary)(struct arenalloc_summary *out);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,15 @@
 // The built libarenalloc.so: it needs libc (and libpthread) only, refers to
 // no C++ runtime symbol, exports exactly the public API and has no static
-// constructor.
+// constructor.  The prefixed libraries export exactly the same names with
+// their prefix, and no object compiled for lib/ refers to the C++ runtime.
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <regex>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -17,6 +21,10 @@
 
 #ifndef ARENALLOC_SHLIB
 #error "ARENALLOC_SHLIB (path of the built libarenalloc.so) must be defined"
+#endif
+#if !defined(ARENALLOC_INSTALLED_SHLIB) || !defined(ARENALLOC_INSTALLED_PREFIX) || \
+    !defined(ARENALLOC_PREFIXED_SHLIB)
+#error "ARENALLOC_INSTALLED_SHLIB, _PREFIX and ARENALLOC_PREFIXED_SHLIB must be defined"
 #endif
 
 namespace {
@@ -135,10 +143,13 @@ ATF_TEST_CASE_BODY(linkage__no_cxx_runtime_symbols)
                        "libarenalloc.so exports the C++ symbol " << s);
 }
 
-ATF_TEST_CASE_WITHOUT_HEAD(linkage__exported_symbols);
-ATF_TEST_CASE_BODY(linkage__exported_symbols)
+namespace {
+
+// The public API: every name of lib/Symbol.map.
+const std::set<std::string> &
+public_names(void)
 {
-    const std::set<std::string> expected = {
+    static const std::set<std::string> names = {
         "malloc",        "calloc",         "realloc",
         "free",          "reallocarray",   "posix_memalign",
         "aligned_alloc", "memalign",       "valloc",
@@ -148,17 +159,30 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
         "_malloc_thread_cleanup",
     };
+    return names;
+}
+
+// The shared library at path exports the public API with prefix in front
+// of every name, and nothing else; every export is code.
+void
+require_exports(const std::string &path, const std::string &prefix)
+{
+    if (access(path.c_str(), R_OK) != 0)
+        ATF_FAIL("the built library " + path + " is missing");
+    std::set<std::string> expected;
+    for (const std::string &n : public_names())
+        expected.insert(prefix + n);
     const std::string out =
-        tool_output("nm", { "-D", "--defined-only", shlib(*this) });
+        tool_output("nm", { "-D", "--defined-only", path });
     const std::set<std::string> defined = nm_names(out);
     std::set<std::string> extra, missing;
     std::set_difference(defined.begin(), defined.end(), expected.begin(),
                         expected.end(), std::inserter(extra, extra.end()));
     std::set_difference(expected.begin(), expected.end(), defined.begin(),
                         defined.end(), std::inserter(missing, missing.end()));
-    TU_REQUIRE_MSG(missing.empty(), "not exported: " << join(missing));
-    TU_REQUIRE_MSG(extra.empty(), "exported beyond the public API: "
-                                      << join(extra));
+    TU_REQUIRE_MSG(missing.empty(), path << " does not export: " << join(missing));
+    TU_REQUIRE_MSG(extra.empty(), path << " exports beyond the public API: "
+                                       << join(extra));
     // Every export is a function.
     for (const std::string &line : testutil::lines_of(out)) {
         std::istringstream ss(line);
@@ -168,6 +192,119 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         TU_REQUIRE_MSG(type == "T" || type == "W" || type == "i",
                        "export " << name << " has type " << type
                                  << " (not code)");
+    }
+}
+
+}  // namespace
+
+// The library the tests link and preload (in a --with-symbol-prefix build,
+// its copy with the standard names).
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__exported_symbols);
+ATF_TEST_CASE_BODY(linkage__exported_symbols)
+{
+    require_exports(shlib(*this), "");
+}
+
+// The library make install installs, with the configured prefix (none by
+// default: then the same file as above).
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__installed_exported_symbols);
+ATF_TEST_CASE_BODY(linkage__installed_exported_symbols)
+{
+    require_exports(ARENALLOC_INSTALLED_SHLIB, ARENALLOC_INSTALLED_PREFIX);
+}
+
+// lib/libarenalloc_prefixed, built in every configuration.
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__prefixed_exported_symbols);
+ATF_TEST_CASE_BODY(linkage__prefixed_exported_symbols)
+{
+    require_exports(ARENALLOC_PREFIXED_SHLIB, "arena_");
+}
+
+namespace {
+
+// The objects libtool compiled for lib/: the PIC and non-PIC object each
+// lib/*.lo names (pic_object='.libs/x.o', non_pic_object='x.o').
+std::vector<std::string>
+lib_objects(const std::string &libdir, std::set<std::string> *sources)
+{
+    std::vector<std::string> objects;
+    DIR *d = opendir(libdir.c_str());
+    TU_REQUIRE_MSG(d != NULL, "cannot read " << libdir);
+    while (struct dirent *e = readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.size() < 4 || name.compare(name.size() - 3, 3, ".lo") != 0)
+            continue;
+        // lib_<target>_la-<source>.lo: remember <source>.
+        const std::string::size_type dash = name.rfind("_la-");
+        if (dash != std::string::npos)
+            sources->insert(name.substr(dash + 4, name.size() - dash - 7));
+        std::ifstream lo(libdir + "/" + name);
+        std::string line;
+        while (std::getline(lo, line)) {
+            static const std::regex obj_re("^(pic_object|non_pic_object)='(.*)'$");
+            std::smatch m;
+            if (std::regex_match(line, m, obj_re) && m[2] != "none")
+                objects.push_back(libdir + "/" + std::string(m[2]));
+        }
+    }
+    closedir(d);
+    return objects;
+}
+
+}  // namespace
+
+// nm on every object of lib/: no reference to libstdc++ (std:: functions,
+// operator new/delete), to libgcc_s's unwinder or to the C++ ABI
+// (__cxa_*, __gxx_personality_*).  A _Z name may be referred to only if
+// some object of lib/ defines it (our own C++ functions).
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__objects_need_no_cxx_runtime);
+ATF_TEST_CASE_BODY(linkage__objects_need_no_cxx_runtime)
+{
+    const std::string top_builddir =
+        get_config_var("top_builddir", ARENALLOC_TOP_BUILDDIR);
+    const std::string top_srcdir =
+        get_config_var("top_srcdir", ARENALLOC_TOP_SRCDIR);
+    std::set<std::string> compiled;
+    const std::vector<std::string> objects =
+        lib_objects(top_builddir + "/lib", &compiled);
+
+    // Every lib/*.cc was compiled (so the scan below cannot pass empty).
+    DIR *d = opendir((top_srcdir + "/lib").c_str());
+    ATF_REQUIRE(d != NULL);
+    unsigned nsources = 0;
+    while (struct dirent *e = readdir(d)) {
+        const std::string n = e->d_name;
+        if (n.size() > 3 && n.compare(n.size() - 3, 3, ".cc") == 0) {
+            nsources++;
+            TU_REQUIRE_MSG(compiled.count(n.substr(0, n.size() - 3)) == 1,
+                           "no object of lib/" << n << " in " << top_builddir
+                                               << "/lib");
+        }
+    }
+    closedir(d);
+    ATF_REQUIRE(nsources >= 20);
+    ATF_REQUIRE(objects.size() >= nsources);
+
+    std::set<std::string> defined, undefined;
+    std::map<std::string, std::string> user;  // undefined name -> an object
+    for (const std::string &o : objects) {
+        for (const std::string &n :
+             nm_names(tool_output("nm", { "--defined-only", o })))
+            defined.insert(n);
+        for (const std::string &n :
+             nm_names(tool_output("nm", { "--undefined-only", o }))) {
+            undefined.insert(n);
+            user.emplace(n, o);
+        }
+    }
+    for (const std::string &u : undefined) {
+        const bool runtime = testutil::starts_with(u, "__cxa_") ||
+                             testutil::starts_with(u, "__gxx_personality") ||
+                             testutil::starts_with(u, "_Unwind_") ||
+                             testutil::starts_with(u, "_ZNSt") ||
+                             testutil::starts_with(u, "_ZSt") ||
+                             (testutil::starts_with(u, "_Z") && defined.count(u) == 0);
+        TU_REQUIRE_MSG(!runtime, user[u] << " refers to the C++ runtime symbol " << u);
     }
 }
 
@@ -196,5 +333,8 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, linkage__needed_libraries);
     ATF_ADD_TEST_CASE(tcs, linkage__no_cxx_runtime_symbols);
     ATF_ADD_TEST_CASE(tcs, linkage__exported_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__installed_exported_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__prefixed_exported_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__objects_need_no_cxx_runtime);
     ATF_ADD_TEST_CASE(tcs, linkage__no_static_constructors);
 }

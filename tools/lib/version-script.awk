@@ -9,7 +9,9 @@
 # matches versions the same way.)  Inside a libc, Symbol.map is used as is.
 #
 # Input: nodes `NAME { global: sym; ... local: *; } [PARENT];', with
-# /* ... */ and # comments.  Output: every symbol of every global: section.
+# /* ... */ and # comments.  Output: every symbol of every global: section,
+# each preceded by the value of the awk variable prefix (-v prefix=arena_
+# for a library built with that symbol prefix; empty by default).
 
 {
 	line = $0
@@ -58,7 +60,7 @@ END {
 	print "{"
 	print "global:"
 	for (i = 1; i <= nsyms; i++)
-		print "\t" syms[i] ";"
+		print "\t" prefix syms[i] ";"
 	print "local:"
 	print "\t*;"
 	print "};"
