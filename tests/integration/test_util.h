@@ -51,7 +51,7 @@ extern char **environ;
 #define TU_REQUIRE_MSG(cond, msg)                                           \
     do {                                                                    \
         if (!(cond)) {                                                      \
-            tstd::ostringstream tu_ss_;                                      \
+            tstd::ostringstream tu_ss_;                                     \
             tu_ss_ << "Line " << __LINE__ << ": " << #cond << " not met: "  \
                    << msg;                                                  \
             atf::tests::tc::fail(testutil::one_line(tu_ss_.str()));        \
@@ -60,7 +60,7 @@ extern char **environ;
 
 #define TU_FAIL_MSG(msg)                                                    \
     do {                                                                    \
-        tstd::ostringstream tu_ss_;                                          \
+        tstd::ostringstream tu_ss_;                                         \
         tu_ss_ << "Line " << __LINE__ << ": " << msg;                       \
         atf::tests::tc::fail(testutil::one_line(tu_ss_.str()));            \
     } while (false)
