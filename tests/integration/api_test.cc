@@ -15,9 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include <atf-c++.hpp>
-
+#include "arenalloc.h"
 #include "test_util.h"
+
+// glibc declares pvalloc in <malloc.h>; other C libraries (musl) have no
+// pvalloc of their own, but arenalloc still defines it.
+#ifndef __GLIBC__
+extern "C" void *pvalloc(size_t);
+#endif
 
 using testutil::escape;
 using testutil::is_aligned;
@@ -233,6 +238,22 @@ check_calloc_recycled(const std::vector<size_t> &sizes, int rounds,
 ATF_TEST_CASE_WITHOUT_HEAD(malloc__is_arenalloc);
 ATF_TEST_CASE_BODY(malloc__is_arenalloc)
 {
+#ifdef ARENALLOC_STANDALONE_TESTS
+    // A static program has no dynamic symbol table to ask: malloc is
+    // arenalloc when a malloc and a free move arenalloc's own counters.
+    struct arenalloc_summary before, after;
+    ATF_REQUIRE_EQ(arenalloc_get_summary(&before), 0);
+    void *p = malloc(testutil::opaque<size_t>(100));
+    ATF_REQUIRE(p != NULL);
+    escape(p);
+    free(p);
+    ATF_REQUIRE_EQ(arenalloc_get_summary(&after), 0);
+    TU_REQUIRE_MSG(after.nmalloc_small >= before.nmalloc_small + 1,
+                   "small allocations " << before.nmalloc_small << " -> "
+                                        << after.nmalloc_small);
+    TU_REQUIRE_MSG(after.nfree >= before.nfree + 1,
+                   "frees " << before.nfree << " -> " << after.nfree);
+#else
     void *sym = dlsym(RTLD_DEFAULT, "malloc");
     ATF_REQUIRE(sym != NULL);
     Dl_info info;
@@ -242,6 +263,7 @@ ATF_TEST_CASE_BODY(malloc__is_arenalloc)
                    "malloc resolves to " << (info.dli_fname ? info.dli_fname
                                                             : "(unknown)"));
     ATF_REQUIRE(dlsym(RTLD_DEFAULT, "arenalloc_get_summary") != NULL);
+#endif
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(malloc__zero_size);

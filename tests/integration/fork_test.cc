@@ -15,12 +15,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <atf-c++.hpp>
 
 #include "test_util.h"
 
@@ -58,7 +54,7 @@ public:
     void stop(void)
     {
         stop_.store(true);
-        for (std::thread &t : threads_)
+        for (tstd::thread &t : threads_)
             if (t.joinable())
                 t.join();
     }
@@ -108,7 +104,7 @@ private:
     std::atomic<bool> stop_;
     std::atomic<bool> failed_{ false };
     std::atomic<uint64_t> rounds_;
-    std::vector<std::thread> threads_;
+    std::vector<tstd::thread> threads_;
 };
 
 // In the child: allocates and frees a few thousand blocks of several sizes

@@ -9,17 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <iostream>
-#include <mutex>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
+#include <stdio.h>
 
-#include <atf-c++.hpp>
+#include <atomic>
+#include <deque>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -43,12 +38,12 @@ struct block {
 // The first failure seen by any thread; the others stop when it is set.
 struct failure_log {
     std::atomic<bool> failed{ false };
-    std::mutex mu;
+    tstd::mutex mu;
     std::string message;
 
     void fail(const std::string &m)
     {
-        std::lock_guard<std::mutex> lock(mu);
+        tstd::lock_guard<tstd::mutex> lock(mu);
         if (!failed.load()) {
             message = m;
             failed.store(true);
@@ -73,7 +68,7 @@ make_block(block &b, size_t n, int owner, failure_log &log)
 {
     void *p = malloc(n);
     if (p == NULL) {
-        std::ostringstream ss;
+        tstd::ostringstream ss;
         ss << "thread " << owner << ": malloc(" << n << ") returned NULL";
         log.fail(ss.str());
         return false;
@@ -91,7 +86,7 @@ check_block(const block &b, int self, const char *when, failure_log &log)
 {
     const size_t off = testutil::pattern_check(b.p, b.n, b.seed);
     if (off != b.n) {
-        std::ostringstream ss;
+        tstd::ostringstream ss;
         ss << "thread " << self << " (" << when << "): block " << b.p
            << " of " << b.n << " bytes allocated by thread " << b.owner
            << " corrupted at offset " << off;
@@ -121,7 +116,7 @@ release(block &b, int self, counters &c, failure_log &log)
 }
 
 struct shared_slot {
-    std::mutex mu;
+    tstd::mutex mu;
     block b;
 };
 
@@ -165,7 +160,7 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                     block old;
                     shared_slot &s = slots[r.next() % nslots];
                     {
-                        std::lock_guard<std::mutex> lock(s.mu);
+                        tstd::lock_guard<tstd::mutex> lock(s.mu);
                         old = s.b;
                         s.b = b;
                     }
@@ -188,7 +183,7 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                 const size_t m = random_size(r);
                 void *q = realloc(l.p, m);
                 if (q == NULL) {
-                    std::ostringstream ss;
+                    tstd::ostringstream ss;
                     ss << "thread " << self << ": realloc(" << l.p << ", "
                        << m << ") returned NULL";
                     log.fail(ss.str());
@@ -198,7 +193,7 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                 const size_t keep = std::min(l.n, m);
                 const size_t off = testutil::pattern_check(q, keep, l.seed);
                 if (off != keep) {
-                    std::ostringstream ss;
+                    tstd::ostringstream ss;
                     ss << "thread " << self << ": realloc " << l.n << " -> "
                        << m << " changed byte " << off;
                     log.fail(ss.str());
@@ -214,7 +209,7 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                 block taken;
                 shared_slot &s = slots[r.next() % nslots];
                 {
-                    std::lock_guard<std::mutex> lock(s.mu);
+                    tstd::lock_guard<tstd::mutex> lock(s.mu);
                     taken = s.b;
                     s.b = block();
                 }
@@ -235,10 +230,10 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                 release(l, self, c, log);
     };
 
-    std::vector<std::thread> threads;
+    std::vector<tstd::thread> threads;
     for (int i = 0; i < nthreads; i++)
         threads.emplace_back(worker, i);
-    for (std::thread &t : threads)
+    for (tstd::thread &t : threads)
         t.join();
     for (shared_slot &s : slots)
         if (s.b.p != NULL)
@@ -246,12 +241,12 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
 
     if (log.failed.load())
         ATF_FAIL(log.message);
-    std::ostringstream summary;
+    tstd::ostringstream summary;
     summary << c.ops.load() << " ops, " << c.frees.load() << " frees, "
             << c.cross_frees.load() << " by another thread, "
             << c.reallocs.load() << " reallocs, " << c.bytes.load() / MiB
             << " MiB allocated";
-    std::cout << summary.str() << "\n";
+    printf("%s\n", summary.str().c_str());
     TU_REQUIRE_MSG(c.ops.load() >= 1000u * nthreads,
                    "too little work done: " << summary.str());
     TU_REQUIRE_MSG(c.cross_frees.load() * 10 >= c.frees.load() * 3,
@@ -272,8 +267,8 @@ ATF_TEST_CASE_BODY(stress__producer_consumer)
     const size_t queue_max = 256;
     const uint64_t per_producer = 20000;
 
-    std::mutex mu;
-    std::condition_variable not_empty, not_full;
+    tstd::mutex mu;
+    tstd::condition_variable not_empty, not_full;
     std::deque<block> queue;
     int producers_left = nproducers;
     failure_log log;
@@ -294,14 +289,14 @@ ATF_TEST_CASE_BODY(stress__producer_consumer)
                 break;
             c.ops++;
             c.bytes += n;
-            std::unique_lock<std::mutex> lock(mu);
+            tstd::unique_lock<tstd::mutex> lock(mu);
             not_full.wait(lock, [&] {
                 return queue.size() < queue_max || log.failed.load();
             });
             queue.push_back(b);
             not_empty.notify_one();
         }
-        std::lock_guard<std::mutex> lock(mu);
+        tstd::lock_guard<tstd::mutex> lock(mu);
         producers_left--;
         not_empty.notify_all();
     };
@@ -309,7 +304,7 @@ ATF_TEST_CASE_BODY(stress__producer_consumer)
         for (;;) {
             block b;
             {
-                std::unique_lock<std::mutex> lock(mu);
+                tstd::unique_lock<tstd::mutex> lock(mu);
                 not_empty.wait(lock, [&] {
                     return !queue.empty() || producers_left == 0;
                 });
@@ -320,30 +315,30 @@ ATF_TEST_CASE_BODY(stress__producer_consumer)
                 not_full.notify_one();
             }
             if (!release(b, self, c, log)) {
-                std::lock_guard<std::mutex> lock(mu);
+                tstd::lock_guard<tstd::mutex> lock(mu);
                 not_full.notify_all();
                 return;
             }
         }
     };
 
-    std::vector<std::thread> threads;
+    std::vector<tstd::thread> threads;
     for (int i = 0; i < nproducers; i++)
         threads.emplace_back(producer, i);
     for (int i = 0; i < nconsumers; i++)
         threads.emplace_back(consumer, nproducers + i);
-    for (std::thread &t : threads)
+    for (tstd::thread &t : threads)
         t.join();
     for (block &b : queue)
         free(b.p);
 
     if (log.failed.load())
         ATF_FAIL(log.message);
-    std::ostringstream summary;
+    tstd::ostringstream summary;
     summary << c.ops.load() << " blocks, " << c.frees.load() << " frees, "
             << c.cross_frees.load() << " by another thread, "
             << c.bytes.load() / MiB << " MiB allocated";
-    std::cout << summary.str() << "\n";
+    printf("%s\n", summary.str().c_str());
     TU_REQUIRE_MSG(c.ops.load() >= 1000u, "too little work done: "
                                               << summary.str());
     TU_REQUIRE_MSG(c.frees.load() == c.ops.load(),
@@ -385,7 +380,7 @@ ATF_TEST_CASE_BODY(stress__small_cross_thread)
             block old;
             shared_slot &s = slots[r.next() % nslots];
             {
-                std::lock_guard<std::mutex> lock(s.mu);
+                tstd::lock_guard<tstd::mutex> lock(s.mu);
                 old = s.b;
                 s.b = b;
             }
@@ -394,10 +389,10 @@ ATF_TEST_CASE_BODY(stress__small_cross_thread)
         }
     };
 
-    std::vector<std::thread> threads;
+    std::vector<tstd::thread> threads;
     for (int i = 0; i < nthreads; i++)
         threads.emplace_back(worker, i);
-    for (std::thread &t : threads)
+    for (tstd::thread &t : threads)
         t.join();
     for (shared_slot &s : slots)
         if (s.b.p != NULL)
@@ -405,10 +400,10 @@ ATF_TEST_CASE_BODY(stress__small_cross_thread)
 
     if (log.failed.load())
         ATF_FAIL(log.message);
-    std::ostringstream summary;
+    tstd::ostringstream summary;
     summary << c.ops.load() << " ops, " << c.frees.load() << " frees, "
             << c.cross_frees.load() << " by another thread";
-    std::cout << summary.str() << "\n";
+    printf("%s\n", summary.str().c_str());
     TU_REQUIRE_MSG(c.ops.load() >= 10000u, "too little work done: "
                                                << summary.str());
     // 7 in 8 would be other threads' blocks if the threads ran in lockstep;

@@ -21,11 +21,26 @@
 
 #include <cstddef>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 #include <vector>
 
+// tstd:: names the library parts of C++ the tests use beyond header-only
+// templates (string streams, threads, mutexes, condition variables): the
+// standard ones, or, in a stand-alone build (ARENALLOC_STANDALONE_TESTS,
+// see tools/musl/build-and-test), libc-only equivalents with an ATF-free
+// runner, so that the test programs need no ATF and no libstdc++ library.
+#ifdef ARENALLOC_STANDALONE_TESTS
+#include "../standalone/atf.h"
+namespace tstd = ministd;
+#else
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
 #include <atf-c++.hpp>
+namespace tstd = std;
+#endif
 
 extern char **environ;
 
@@ -36,7 +51,7 @@ extern char **environ;
 #define TU_REQUIRE_MSG(cond, msg)                                           \
     do {                                                                    \
         if (!(cond)) {                                                      \
-            std::ostringstream tu_ss_;                                      \
+            tstd::ostringstream tu_ss_;                                     \
             tu_ss_ << "Line " << __LINE__ << ": " << #cond << " not met: "  \
                    << msg;                                                  \
             atf::tests::tc::fail(testutil::one_line(tu_ss_.str()));        \
@@ -45,7 +60,7 @@ extern char **environ;
 
 #define TU_FAIL_MSG(msg)                                                    \
     do {                                                                    \
-        std::ostringstream tu_ss_;                                          \
+        tstd::ostringstream tu_ss_;                                         \
         tu_ss_ << "Line " << __LINE__ << ": " << msg;                       \
         atf::tests::tc::fail(testutil::one_line(tu_ss_.str()));            \
     } while (false)
@@ -99,7 +114,7 @@ is_aligned(const void *p, size_t alignment)
 inline std::string
 hex(const void *p)
 {
-    std::ostringstream ss;
+    tstd::ostringstream ss;
     ss << p;
     return ss.str();
 }
@@ -233,7 +248,7 @@ struct child_result {
     }
     std::string describe(void) const
     {
-        std::ostringstream ss;
+        tstd::ostringstream ss;
         if (timed_out)
             ss << "timed out (killed)";
         else if (WIFEXITED(status))
