@@ -24,8 +24,8 @@
 
 #include "util.h"
 
-// FreeBSD mmap(2): MAP_ALIGNED(n) asks for a region aligned to 2^n bytes
-// (FreeBSD 9.0 and later); with it no mapping is ever trimmed.
+// FreeBSD mmap(2): MAP_ALIGNED(n) asks for a region aligned to 2^n bytes,
+// and mmap fails rather than return another; no mapping is ever trimmed.
 #if !defined(MAP_ALIGNED)
 #error "FreeBSD's mmap(2) MAP_ALIGNED is needed"
 #endif
