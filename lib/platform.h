@@ -1,7 +1,9 @@
 // platform.h — the whole operating-system contract of arenalloc.  Every
-// system call the allocator makes goes through these functions; only
-// platform_posix.cc includes <sys/mman.h>.  A FreeBSD or illumos build
-// differs only in how configure fills config.h for that file.
+// system call the allocator makes goes through these functions.  They are
+// defined by platform_posix.cc (what POSIX systems share) and by one system
+// file chosen by configure from host_os: platform_linux.cc,
+// platform_freebsd.cc or platform_illumos.cc; only these include
+// <sys/mman.h>.  Within each, features follow configure checks (config.h).
 #ifndef ARENALLOC_PLATFORM_H
 #define ARENALLOC_PLATFORM_H
 
@@ -58,8 +60,9 @@ uint64_t platform_now_ms();
 // is unmapped.  False (nothing changed) where the platform cannot.
 bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size);
 
-// 64 random bits, from the kernel's per-process random bytes where there
-// are some (AT_RANDOM), else from addresses and the clock.
+// 64 random bits: from the kernel (Linux: the AT_RANDOM bytes; FreeBSD:
+// arc4random_buf; illumos: getrandom or arc4random_buf), else from
+// addresses and the clock.
 uint64_t platform_random_seed();
 
 // Starts a detached thread running fn(arg); false when it cannot.

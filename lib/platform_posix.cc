@@ -1,25 +1,22 @@
-// platform_posix.cc — the POSIX implementation of platform.h (Linux,
-// FreeBSD, illumos), chosen between by configure checks, never by OS name.
+// platform_posix.cc — the POSIX part of platform.h, common to Linux,
+// FreeBSD and illumos: unmapping, threads, clocks, files, stderr, exit.
+// What differs between the systems (aligned mappings, purging, remapping,
+// random seeds, CPU count, setuid checks, thread ids, utrace, fork hooks)
+// is in the one system file configure picks by host_os; see
+// platform_posix.h.  Within each file, features are chosen by configure
+// checks (config.h), not by OS name.
 #include "platform.h"
+#include "platform_posix.h"
 
 #include <atomic>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef HAVE_UTRACE
-#include <sys/ktrace.h>
-#endif
-#ifdef HAVE_GETAUXVAL
-#include <sys/auxv.h>
-#endif
 
 #include "util.h"
 
@@ -44,8 +41,13 @@ std::atomic<uint64_t> g_nmadvise{0};
 std::atomic<uint64_t> g_mapped{0};
 int g_kept_stderr = -1;  // see platform_keep_stderr()
 
-void *map_exact(void *hint, size_t size) {
-    void *p = mmap(hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | AA_MAP_ANON, -1, 0);
+}  // namespace
+
+void *posix_map(void *hint, size_t size, int extra_flags) {
+    // The char * suits both declarations of mmap and munmap on illumos,
+    // void * (POSIX) and caddr_t (the default, <sys/mman.h>).
+    void *p = mmap(static_cast<char *>(hint), size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | AA_MAP_ANON | extra_flags, -1, 0);
     if (p == MAP_FAILED)
         return nullptr;
     g_nmap.fetch_add(1, std::memory_order_relaxed);
@@ -53,7 +55,29 @@ void *map_exact(void *hint, size_t size) {
     return p;
 }
 
-}  // namespace
+void posix_count_purge() { g_nmadvise.fetch_add(1, std::memory_order_relaxed); }
+
+void posix_count_grown(size_t bytes) { g_mapped.fetch_add(bytes, std::memory_order_relaxed); }
+
+void posix_count_moved_away(size_t old_bytes) {
+    g_nunmap.fetch_add(1, std::memory_order_relaxed);
+    g_mapped.fetch_sub(old_bytes, std::memory_order_relaxed);
+}
+
+bool posix_shrink_in_place(void *addr, size_t old_size, size_t new_size) {
+    if (new_size > old_size)
+        return false;
+    if (new_size < old_size)
+        pages_unmap(static_cast<char *>(addr) + new_size, old_size - new_size);
+    return true;
+}
+
+uint64_t posix_weak_seed() {
+    int local = 0;
+    uint64_t seed = reinterpret_cast<uintptr_t>(&local) ^ (reinterpret_cast<uintptr_t>(&g_nmap) << 17);
+    seed ^= platform_now_ms() * 0x9e3779b97f4a7c15ULL;
+    return seed;
+}
 
 void platform_counters(PlatformCounters *out) {
     out->nmap = g_nmap.load(std::memory_order_relaxed);
@@ -62,137 +86,12 @@ void platform_counters(PlatformCounters *out) {
     out->mapped = g_mapped.load(std::memory_order_relaxed);
 }
 
-void *pages_map(size_t size, size_t align) {
-    int saved_errno = errno;
-    // Most mappings come back aligned by luck when the kernel places them
-    // next to the previous one; try that first to avoid the over-map.
-    void *p = map_exact(nullptr, size);
-    if (p == nullptr) {
-        errno = saved_errno;
-        return nullptr;
-    }
-    if ((reinterpret_cast<uintptr_t>(p) & (align - 1)) == 0)
-        return p;
-    pages_unmap(p, size);
-    // The kernel hands out addresses downwards, so the aligned address just
-    // below is usually free: ask for it (a hint, not MAP_FIXED) before
-    // paying for an over-sized mapping and two trims.
-    void *hint = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(p) & ~(align - 1));
-    p = map_exact(hint, size);
-    if (p == hint)
-        return p;
-    if (p != nullptr)
-        pages_unmap(p, size);
-
-    size_t over = size + align - kPage;
-    if (over < size) {  // wrapped: no such mapping can exist
-        errno = saved_errno;
-        return nullptr;
-    }
-    char *raw = static_cast<char *>(map_exact(nullptr, over));
-    if (raw == nullptr) {
-        errno = saved_errno;
-        return nullptr;
-    }
-    uintptr_t start = align_up(reinterpret_cast<uintptr_t>(raw), align);
-    size_t lead = start - reinterpret_cast<uintptr_t>(raw);
-    size_t trail = over - lead - size;
-    if (lead != 0)
-        pages_unmap(raw, lead);
-    if (trail != 0)
-        pages_unmap(reinterpret_cast<char *>(start) + size, trail);
-    errno = saved_errno;
-    return reinterpret_cast<void *>(start);
-}
-
 void pages_unmap(void *addr, size_t size) {
     int saved_errno = errno;
-    munmap(addr, size);
+    munmap(static_cast<char *>(addr), size);
     errno = saved_errno;
     g_nunmap.fetch_add(1, std::memory_order_relaxed);
     g_mapped.fetch_sub(size, std::memory_order_relaxed);
-}
-
-bool pages_purge(void *addr, size_t size, bool now) {
-    int saved_errno = errno;
-    bool zeroed = false;  // see below
-    bool done = false;
-#if defined(HAVE_MADV_FREE)
-    if (!now)
-        done = madvise(addr, size, MADV_FREE) == 0;
-#else
-    (void)now;
-#endif
-#if defined(HAVE_MADV_DONTNEED)
-    // Linux's MADV_DONTNEED drops private anonymous pages (later reads give
-    // zeros) but on other systems it may be a mere hint, so purged pages
-    // are never assumed to be zero.
-    if (!done)
-        done = madvise(addr, size, MADV_DONTNEED) == 0;
-#endif
-    (void)addr;
-    (void)size;
-    (void)done;
-    g_nmadvise.fetch_add(1, std::memory_order_relaxed);
-    errno = saved_errno;
-    return zeroed;
-}
-
-bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
-    if (new_size == old_size)
-        return true;
-    if (new_size < old_size) {
-        pages_unmap(static_cast<char *>(addr) + new_size, old_size - new_size);
-        return true;
-    }
-#if defined(HAVE_MREMAP)
-    int saved_errno = errno;
-    void *p = mremap(addr, old_size, new_size, 0);
-    errno = saved_errno;
-    if (p == MAP_FAILED)
-        return false;
-    g_mapped.fetch_add(new_size - old_size, std::memory_order_relaxed);
-    return true;
-#else
-    return false;
-#endif
-}
-
-bool pages_move(void *old_addr, size_t old_size, void *new_addr, size_t new_size) {
-#if defined(HAVE_MREMAP) && defined(MREMAP_FIXED)
-    int saved_errno = errno;
-    void *p = mremap(old_addr, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, new_addr);
-    errno = saved_errno;
-    if (p == MAP_FAILED)
-        return false;
-    // The reservation at new_addr was counted when it was mapped; the old
-    // range is gone now.
-    g_nunmap.fetch_add(1, std::memory_order_relaxed);
-    g_mapped.fetch_sub(old_size, std::memory_order_relaxed);
-    return true;
-#else
-    (void)old_addr;
-    (void)old_size;
-    (void)new_addr;
-    (void)new_size;
-    return false;
-#endif
-}
-
-uint64_t platform_random_seed() {
-    uint64_t seed = 0;
-#if defined(HAVE_GETAUXVAL) && defined(AT_RANDOM)
-    const unsigned char *bytes = reinterpret_cast<const unsigned char *>(getauxval(AT_RANDOM));
-    if (bytes != nullptr) {
-        for (int i = 0; i < 8; i++)
-            seed = (seed << 8) | bytes[8 + i];
-        return seed;
-    }
-#endif
-    int local = 0;
-    seed = reinterpret_cast<uintptr_t>(&local) ^ (reinterpret_cast<uintptr_t>(&g_nmap) << 17);
-    seed ^= platform_now_ms() * 0x9e3779b97f4a7c15ULL;
-    return seed;
 }
 
 bool platform_thread_start(void *(*fn)(void *), void *arg) {
@@ -221,43 +120,13 @@ void platform_sleep_ms(uint64_t ms) {
 uint64_t platform_now_ms() {
     struct timespec ts;
 #if defined(CLOCK_MONOTONIC_COARSE)
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);  // Linux
+#elif defined(CLOCK_MONOTONIC_FAST)
+    clock_gettime(CLOCK_MONOTONIC_FAST, &ts);  // FreeBSD clock_gettime(2)
 #else
     clock_gettime(CLOCK_MONOTONIC, &ts);
 #endif
     return static_cast<uint64_t>(ts.tv_sec) * 1000 + static_cast<uint64_t>(ts.tv_nsec) / 1000000;
-}
-
-unsigned platform_ncpus() {
-#if defined(HAVE_SCHED_GETAFFINITY) && defined(CPU_COUNT)
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-        int n = CPU_COUNT(&set);
-        if (n > 0)
-            return static_cast<unsigned>(n);
-    }
-#endif
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? static_cast<unsigned>(n) : 1u;
-}
-
-const char *platform_secure_getenv(const char *name) {
-#if defined(HAVE_ISSETUGID)
-    if (issetugid() != 0)
-        return nullptr;
-    return getenv(name);
-#elif defined(HAVE_SECURE_GETENV)
-    return secure_getenv(name);
-#elif defined(HAVE_GETAUXVAL) && defined(AT_SECURE)
-    if (getauxval(AT_SECURE) != 0)
-        return nullptr;
-    return getenv(name);
-#else
-    if (getuid() != geteuid() || getgid() != getegid())
-        return nullptr;
-    return getenv(name);
-#endif
 }
 
 bool platform_readlink(const char *path, char *buf, size_t cap) {
@@ -298,33 +167,6 @@ void platform_write_fd(int fd, const char *buf, size_t len) {
 }
 
 uint64_t platform_pid() { return static_cast<uint64_t>(getpid()); }
-
-uint64_t platform_tid() {
-#if defined(SYS_gettid)
-    return static_cast<uint64_t>(syscall(SYS_gettid));
-#else
-    return reinterpret_cast<uintptr_t>(pthread_self());
-#endif
-}
-
-bool platform_utrace(const void *ptr, size_t size, const void *result) {
-#if defined(HAVE_UTRACE)
-    struct {
-        const void *p;
-        size_t s;
-        const void *r;
-    } record = {ptr, size, result};
-    int saved_errno = errno;
-    utrace(&record, sizeof(record));
-    errno = saved_errno;
-    return true;
-#else
-    (void)ptr;
-    (void)size;
-    (void)result;
-    return false;
-#endif
-}
 
 void *pages_map_sbrk(size_t size, size_t align) {
 #if defined(HAVE_SBRK)
@@ -403,24 +245,6 @@ void run_exit_fn(int, void *) { g_exit_fn(); }
 void run_exit_fn() { g_exit_fn(); }
 #endif
 }  // namespace
-
-#if defined(HAVE___REGISTER_ATFORK)
-extern "C" int __register_atfork(void (*)(), void (*)(), void (*)(), void *);
-#endif
-
-bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)()) {
-#if defined(HAVE___REGISTER_ATFORK)
-    // No DSO handle: the library is linked -z nodelete and never unloaded.
-    return __register_atfork(prepare, parent, child, nullptr) == 0;
-#elif defined(HAVE_PTHREAD_ATFORK)
-    return pthread_atfork(prepare, parent, child) == 0;
-#else
-    (void)prepare;
-    (void)parent;
-    (void)child;
-    return false;
-#endif
-}
 
 bool platform_at_exit(void (*fn)()) {
     g_exit_fn = fn;

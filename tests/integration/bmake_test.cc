@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <utility>
 #include <set>
 #include <sstream>
 #include <string>
@@ -43,19 +44,35 @@ std::string read_file(const std::string &path) {
 
 std::string srcdir() { return ARENALLOC_TOP_SRCDIR; }
 
-std::string var(const std::string &name) {
+// The value of a variable of the fragment, expanded (-V NAME alone would
+// print nested references unexpanded), for the system os (the host's when
+// empty).
+std::string var(const std::string &name, const std::string &os = "") {
+    std::vector<std::string> cmd = {bmake(), "-f", srcdir() + "/lib/Makefile.inc",
+                                    "-V", "${" + name + "}"};
+    if (!os.empty())
+        cmd.push_back("ARENALLOC_OS=" + os);
     testutil::child_result r = testutil::run_program(
-        {bmake(), "-f", srcdir() + "/lib/Makefile.inc", "-V", name},
-        {"MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=", "MAKEFILES="});
+        cmd, {"MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=", "MAKEFILES="});
     TU_REQUIRE_MSG(r.exited_ok(), r.describe());
     return r.out;
 }
+
+// Each system's platform file, by the name uname -s gives.
+const std::pair<const char *, const char *> kPlatformFiles[] = {
+    {"FreeBSD", "platform_freebsd.cc"},
+    {"Linux", "platform_linux.cc"},
+    {"SunOS", "platform_illumos.cc"},
+};
 
 }  // namespace
 
 ATF_TEST_CASE_WITHOUT_HEAD(bmake__sources_are_the_autotools_ones);
 ATF_TEST_CASE_BODY(bmake__sources_are_the_autotools_ones) {
+    // The host's list plus every system's platform file.
     std::set<std::string> listed = words(var("ARENALLOC_SRCS"));
+    for (const auto &pf : kPlatformFiles)
+        listed.insert(pf.second);
     std::set<std::string> on_disk;
     DIR *d = opendir((srcdir() + "/lib").c_str());
     ATF_REQUIRE(d != NULL);
@@ -71,6 +88,25 @@ ATF_TEST_CASE_BODY(bmake__sources_are_the_autotools_ones) {
     std::string am = read_file(srcdir() + "/lib/Makefile.am.inc");
     for (const std::string &f : listed)
         TU_REQUIRE_MSG(am.find("lib/" + f) != std::string::npos, f << " missing from Makefile.am.inc");
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(bmake__platform_file_follows_the_system);
+ATF_TEST_CASE_BODY(bmake__platform_file_follows_the_system) {
+    // On each system the fragment builds platform_posix.cc and that
+    // system's file, never another's.
+    for (const auto &pf : kPlatformFiles) {
+        std::set<std::string> srcs = words(var("ARENALLOC_SRCS", pf.first));
+        TU_REQUIRE_MSG(srcs.count("platform_posix.cc") == 1, pf.first << ": no platform_posix.cc");
+        for (const auto &other : kPlatformFiles)
+            TU_REQUIRE_MSG(srcs.count(other.second) == (other.second == pf.second ? 1u : 0u),
+                           pf.first << ": " << other.second);
+    }
+    // An unknown system is refused rather than built without a layer.
+    testutil::child_result r = testutil::run_program(
+        {bmake(), "-f", srcdir() + "/lib/Makefile.inc", "-V", "${ARENALLOC_SRCS}",
+         "ARENALLOC_OS=Plan9"},
+        {"MAKEFLAGS=", "MFLAGS=", "MAKELEVEL=", "MAKEFILES="});
+    TU_REQUIRE_MSG(!r.exited_ok(), "Plan9 accepted: " << r.out);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(bmake__flags_are_the_autotools_ones);
@@ -144,6 +180,7 @@ ATF_TEST_CASE_BODY(bmake__harness_builds_the_archive) {
 
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, bmake__sources_are_the_autotools_ones);
+    ATF_ADD_TEST_CASE(tcs, bmake__platform_file_follows_the_system);
     ATF_ADD_TEST_CASE(tcs, bmake__flags_are_the_autotools_ones);
     ATF_ADD_TEST_CASE(tcs, bmake__harness_builds_the_archive);
 }

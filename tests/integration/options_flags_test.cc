@@ -871,7 +871,7 @@ ATF_TEST_CASE_BODY(options__environment_ignored_when_secure)
     // gets euid 65534 and AT_SECURE.  Without root this is skipped: the
     // environment is then read through secure_getenv() (or issetugid()
     // where the system has it; see platform_secure_getenv), checked by
-    // reading lib/platform_posix.cc.
+    // reading lib/platform_linux.cc.
     if (geteuid() != 0)
         ATF_SKIP("making a setuid copy needs root");
     struct statvfs vfs;

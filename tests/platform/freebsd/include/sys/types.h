@@ -1,0 +1,12 @@
+/* Stub of FreeBSD <sys/types.h> (amd64): only the types the platform
+ * layer names.  size_t comes from the compiler's <stddef.h>. */
+#ifndef STUB_SYS_TYPES_H
+#define STUB_SYS_TYPES_H
+#include <stddef.h>
+#include <stdint.h>
+typedef long ssize_t;
+typedef long off_t;
+typedef int pid_t;
+typedef long time_t;
+typedef int clockid_t;
+#endif

@@ -1,0 +1,2 @@
+/* Stub of FreeBSD <sys/uio.h>: utrace(2) lists it in its SYNOPSIS; the
+ * platform layer uses nothing from it. */
