@@ -194,8 +194,15 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
 }
 
 void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
-    if (AA_UNLIKELY(tc == &g_tcache_none))
-        return g_free_uncached(p);
+    if (AA_UNLIKELY(tc == &g_tcache_none)) {
+        // The first free of a thread that has not allocated a small block
+        // yet, such as a consumer freeing what producers allocate: it gets
+        // a cache too, or each of its frees would take an arena lock.
+        tc = thread_tcache_slow();
+        if (tc == nullptr)
+            return g_free_uncached(p);  // caches off, or the thread is exiting
+        return tcache_free(tc, bin, p);
+    }
     TCacheBin *b = &tc->bins[bin];
     if (b->count >= b->max) {
         flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);

@@ -25,9 +25,9 @@
 
 namespace arenalloc {
 
-constexpr uint32_t kTcacheBinBytes = 16 << 10;
+constexpr uint32_t kTcacheBinBytes = 32 << 10;
 constexpr uint32_t kTcacheMaxSlots = 128;
-constexpr uint32_t kTcacheMinSlots = 2;
+constexpr uint32_t kTcacheMinSlots = 8;
 
 // Whether the fast paths count requests (configure --disable-stats turns
 // it off, to measure what counting costs).
