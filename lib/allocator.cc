@@ -100,9 +100,9 @@ size_t block_usable_size(const void *ptr, const char *fn) {
         Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
         size_t usize = arena_usable_size(c, ptr, fn);
         // A block in a thread cache is free, though its arena counts it as
-        // out: the calling thread's cache is checked too.
+        // out: the caches are checked too.
         if (usize != 0 && usize <= kSmallMax &&
-            tcache_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
+            tcache_any_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
             report_invalid_pointer(fn, ptr, "block already free (in a thread cache)");
             return 0;
         }
@@ -110,6 +110,7 @@ size_t block_usable_size(const void *ptr, const char *fn) {
     }
     if (owner & kRegistryHuge)
         return huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+    ensure_initialized();  // the options say whether the report aborts
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
     return 0;
 }
@@ -126,6 +127,7 @@ void deallocate(void *ptr, const char *fn) {
             huge_free(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
         return;
     }
+    ensure_initialized();  // the options say whether the report aborts
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
 

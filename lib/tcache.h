@@ -74,6 +74,7 @@ struct TCache {
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
+    TCache *next_all;      // on the list of every cache ever made (never freed)
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
@@ -93,9 +94,12 @@ void tcache_destroy(TCache *tc);
 // Returns everything cached to the arenas; the cache stays usable.
 void tcache_flush_all(TCache *tc);
 
-// Whether the small block at p (a region start of class bin) is in cache
-// tc: it carries the free mark and is on the class's stack.
-bool tcache_holds(const TCache *tc, unsigned bin, const void *p);
+// Whether the small block at p (a region start of class bin) is in any
+// thread's cache.  Other threads' stacks are read without their owners'
+// cooperation: a block another thread pops at this very moment may be
+// missed, but one this thread can reach only after a free that happened
+// before is always seen.  Called only when p carries the free mark.
+bool tcache_any_holds(const TCache *own, unsigned bin, const void *p);
 
 // Hands the counts not yet merged to the cache's arena.
 void tcache_merge_counts(TCache *tc);
@@ -113,8 +117,8 @@ AA_NOINLINE void tcache_report_double_free(void *p);
 // A block in a thread cache carries, in its first word, its address mixed
 // with a random per-process key.  free() of a block that already carries
 // it is suspect: tcache_free_suspect() then looks for the block in the
-// thread's stack and in its arena's bitmap, and reports a double free when
-// it finds it free; a program's own data that happens to match costs one
+// thread's stack, in its arena's bitmap and in the other threads' stacks,
+// and reports a double free when it finds it free; a program's own data that happens to match costs one
 // such look and nothing else.  The mark is never read for any other
 // purpose, so a use-after-free that forges it gains nothing.
 extern AA_HIDDEN uintptr_t g_free_mark_key;
