@@ -156,7 +156,61 @@ void *finish(const char *fn, const void *arg, size_t size, void *result) {
     return result;
 }
 
+// The usable size a block made by allocate_aligned(size, align) has (align
+// at most kMinSize: by allocate(size)), following the same routing.
+size_t request_usable_size(size_t size, size_t align) {
+    if (align <= kMinSize && size <= kSmallMax)
+        return class_to_size(size_to_class(size));
+    if (align <= kMinSize)
+        align = kPage;
+    if (size == 0)
+        size = 1;
+    if (size > kMaxRequest)
+        return 0;
+    if (align <= kPage) {
+        size_t s = align_up(size, align);
+        if (s <= g_chunk.large_max)
+            return class_to_size(size_to_class(s));
+        return align_up(s, kPage);
+    }
+    size_t s = size < kSmallMax + 1 ? kSmallMax + 1 : size;
+    if (s <= g_chunk.large_max) {
+        unsigned cls = size_to_class(s);
+        if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
+            return class_to_size(cls);
+    }
+    return align_up(size, kPage);
+}
+
 }  // namespace
+
+void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
+    if (ptr == nullptr)
+        return;
+    if (!ensure_initialized())
+        return;
+    // Checked against the page map (or the huge descriptor) before the
+    // block is touched; a bad pointer is reported there.
+    size_t usize = block_usable_size(ptr, fn);
+    if (usize == 0)
+        return;
+    size_t expected = is_pow2(align) ? request_usable_size(size, align) : 0;
+    if (AA_UNLIKELY(usize != expected || (reinterpret_cast<uintptr_t>(ptr) & (align - 1)) != 0)) {
+        char buf[128];
+        LineBuffer finding(buf, sizeof(buf) - 1);
+        if (!is_pow2(align))
+            finding.str("alignment ").dec(align).str(" is not a power of two");
+        else if (usize != expected)
+            finding.str("size ").dec(size).str(" does not match the block (")
+                .dec(usize).str(" usable bytes)");
+        else
+            finding.str("block is not aligned to ").dec(align);
+        buf[finding.size()] = '\0';
+        report_invalid_pointer(fn, ptr, buf);
+        return;  // with a: ignored, the block leaks
+    }
+    aa_free(ptr);  // the thread cache takes small blocks, as free() does
+}
 
 void *malloc_slow(size_t size) {
     if (!ensure_initialized())

@@ -24,6 +24,14 @@ extern "C" {
 #define ARENALLOC_NOTHROW
 #endif
 
+/*
+ * C23 sized deallocation.  size (and alignment) must be those the block was
+ * allocated with; the size is checked against the block's size class, and
+ * a mismatch is reported like an invalid pointer (arenalloc(3)).
+ */
+void free_sized(void *ptr, size_t size) ARENALLOC_NOTHROW;
+void free_aligned_sized(void *ptr, size_t alignment, size_t size) ARENALLOC_NOTHROW;
+
 /* Usable size of a block returned by this allocator (0 for NULL). */
 size_t malloc_usable_size(void *ptr) ARENALLOC_NOTHROW;
 

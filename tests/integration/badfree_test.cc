@@ -33,6 +33,7 @@
 
 #include <atf-c++.hpp>
 
+#include "arenalloc.h"
 #include "test_util.h"
 
 using testutil::opaque;
@@ -616,6 +617,61 @@ ATF_TEST_CASE_BODY(malloc_usable_size__foreign_pointers)
                        });
 }
 
+
+// free_sized() and free_aligned_sized() with a size of another class, a bad
+// alignment, or a pointer that free() would reject.
+ATF_TEST_CASE_WITHOUT_HEAD(free_sized__mismatch);
+ATF_TEST_CASE_BODY(free_sized__mismatch)
+{
+    const struct {
+        size_t allocated, claimed, usable, usable_aligned_64;
+    } cases[] = {
+        { 100, 1000, 112, 128 }, { 100, 8, 112, 128 }, { 64 * KiB, 100, 64 * KiB, 64 * KiB },
+        { 64 * KiB, 128 * KiB, 64 * KiB, 64 * KiB }, { 4 * MiB, 8 * MiB, 4 * MiB, 4 * MiB },
+        { 4 * MiB, 100, 4 * MiB, 4 * MiB },
+    };
+    for (const auto &c : cases) {
+        const size_t claimed = c.claimed;
+        const std::string finding = "size " + std::to_string(claimed) +
+                                    " does not match the block (" +
+                                    std::to_string(c.usable) + " usable bytes)";
+        const std::string finding_aligned =
+            "size " + std::to_string(claimed) + " does not match the block (" +
+            std::to_string(c.usable_aligned_64) + " usable bytes)";
+        const size_t n = c.allocated;
+        require_deaths("free_sized", finding, [n] { return malloc(n); },
+                       [claimed](void *p) { free_sized(opaque(p), claimed); });
+        require_deaths("free_aligned_sized", finding_aligned,
+                       [n] { return aligned_alloc(64, n); },
+                       [claimed](void *p) { free_aligned_sized(opaque(p), 64, claimed); });
+    }
+    require_deaths("free_aligned_sized", "alignment 24 is not a power of two",
+                   [] { return malloc(100); },
+                   [](void *p) { free_aligned_sized(opaque(p), 24, 100); });
+    // A 64 KiB block that happens to be 1 MiB aligned would be accepted:
+    // skip those.
+    require_deaths("free_aligned_sized", "block is not aligned to 1048576",
+                   [] {
+                       void *p;
+                       while (((reinterpret_cast<uintptr_t>(p = fresh_block(64 * KiB))) &
+                               (MiB - 1)) == 0)
+                           continue;
+                       return p;
+                   },
+                   [](void *p) { free_aligned_sized(opaque(p), MiB, 64 * KiB); });
+    // The size check finds the block in the cache first.
+    require_deaths("free_sized", kInCache, [] { return fresh_block(100); },
+                   [](void *p) {
+                       free_sized(opaque(p), 100);
+                       free_sized(opaque(p), 100);
+                   });
+    require_deaths("free_sized", kNotOurs, [] { return static_cast<void *>(static_buffer); },
+                   [](void *p) { free_sized(opaque(p), 100); });
+    require_deaths("free_aligned_sized", kInterior,
+                   [] { return static_cast<char *>(fresh_block(64 * KiB)) + 4096; },
+                   [](void *p) { free_aligned_sized(opaque(p), 4096, 64 * KiB); });
+}
+
 #define CONTINUE_CASE(name)                 \
     ATF_TEST_CASE_WITHOUT_HEAD(continue__##name); \
     ATF_TEST_CASE_BODY(continue__##name) { require_continues(#name); }
@@ -652,6 +708,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, realloc__foreign_pointers);
     ATF_ADD_TEST_CASE(tcs, realloc__interior);
     ATF_ADD_TEST_CASE(tcs, malloc_usable_size__foreign_pointers);
+    ATF_ADD_TEST_CASE(tcs, free_sized__mismatch);
     ATF_ADD_TEST_CASE(tcs, continue__small_double);
     ATF_ADD_TEST_CASE(tcs, continue__small_double_other_thread);
     ATF_ADD_TEST_CASE(tcs, continue__large_double);

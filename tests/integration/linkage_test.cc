@@ -146,7 +146,7 @@ ATF_TEST_CASE_BODY(linkage__exported_symbols)
         "arenalloc_purge", "malloc_trim", "malloc_stats_print",
         "mallctl", "mallctlnametomib", "mallctlbymib",
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
-        "_malloc_thread_cleanup",
+        "_malloc_thread_cleanup", "free_sized", "free_aligned_sized",
     };
     const std::string out =
         tool_output("nm", { "-D", "--defined-only", shlib(*this) });
