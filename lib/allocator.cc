@@ -40,9 +40,9 @@ void *counted(void *p, size_t usize) {
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.
 
-void *allocate_big(size_t size, size_t align, bool zero) {
-    if (size > kMaxRequest)
-        return fail_enomem();
+namespace {
+
+void *allocate_big_once(size_t size, size_t align, bool zero) {
     Arena *a = thread_arena();
     if (a == nullptr)
         return fail_enomem();
@@ -64,6 +64,28 @@ void *allocate_big(size_t size, size_t align, bool zero) {
             return counted(arena_malloc_large(a, cls, align, zero), class_to_size(cls));
     }
     return counted(huge_malloc(a, size, align, zero), align_up(size, kPage));
+}
+
+void reclaim_for_retry() { aa_purge(); }
+
+}  // namespace
+
+void (*const g_reclaim_for_retry)() = reclaim_for_retry;
+
+// When the system refuses memory, what this thread's cache, the arenas'
+// dirty pages and empty chunks and the cached huge mappings hold goes
+// back first, and the request is tried once more.
+void *allocate_big(size_t size, size_t align, bool zero) {
+    if (size > kMaxRequest)
+        return fail_enomem();
+    void *p = allocate_big_once(size, align, zero);
+    if (AA_UNLIKELY(p == nullptr) && thread_arena() != nullptr) {
+        reclaim_for_retry();
+        p = allocate_big_once(size, align, zero);
+        if (p == nullptr)
+            return fail_enomem();
+    }
+    return p;
 }
 
 // Small requests made outside malloc itself (calloc, realloc, aligned):

@@ -177,6 +177,10 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
                 return nullptr;
             }
             void *p = arena_malloc_small(a, bin, false);
+            if (p == nullptr) {
+                g_reclaim_for_retry();
+                p = arena_malloc_small(a, bin, false);
+            }
             if (p != nullptr)
                 tls_thread_state.allocated_uncached += bin_info(bin).region_size;
             return p;
@@ -194,6 +198,12 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
         tc->merged_nmalloc[bin] = b->nmalloc;
         tc->merged_nfree[bin] = b->nfree;
+        if (AA_UNLIKELY(got == 0)) {
+            // The system refused a chunk: give back what is held, once.
+            g_reclaim_for_retry();
+            CountDelta none = {0, 0};
+            got = arena_fill_small(tc->arena, bin, b->stack, want, none);
+        }
         if (got == 0) {
             errno = ENOMEM;
             return nullptr;

@@ -112,6 +112,11 @@ AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
 // uncached free path (it traces and checks the block); set by the layer
 // above, so this one does not depend on it.
 extern AA_HIDDEN void (*const g_free_uncached)(void *p);
+
+// What an allocation that the system refused memory for calls before its
+// one retry: returns the calling thread's cache to the arenas and purges
+// them and the huge cache (aa_purge); set by the layer above.
+extern AA_HIDDEN void (*const g_reclaim_for_retry)();
 AA_NOINLINE void tcache_report_double_free(void *p);
 
 // A block in a thread cache carries, in its first word, its address mixed
