@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,7 +147,289 @@ ATF_TEST_CASE_BODY(oom__recovers_under_rlimit_as)
                    "no 50 MiB block after a round: " << r.out);
 }
 
+
+namespace {
+
+// --- fork storm ------------------------------------------------------------------
+
+const int kForkStormDefault = 1000;
+const int kStormThreads = 4;
+
+// Threads that malloc/free/realloc blocks of mixed sizes (small, large, the
+// odd huge one) until told to stop.
+struct hammer {
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> ops{0};
+    std::vector<pthread_t> threads;
+
+    static void *
+    run(void *arg)
+    {
+        hammer *h = static_cast<hammer *>(arg);
+        testutil::rng r(reinterpret_cast<uintptr_t>(&arg));
+        void *held[64] = {};
+        while (!h->stop.load(std::memory_order_relaxed)) {
+            const unsigned i = r.next() % 64;
+            free(held[i]);
+            const unsigned kind = r.next() % 100;
+            const size_t n = kind < 90 ? 1 + r.next() % 2000
+                             : kind < 99 || r.next() % 16 != 0 ? 16 * KiB + r.next() % (256 * KiB)
+                                                               : 3 * MiB;
+            held[i] = (kind & 1) ? calloc(1, n) : malloc(n);
+            if (held[i] != NULL && kind % 7 == 0)
+                held[i] = realloc(held[i], n / 2 + 1);
+            // Now and then let the forking thread run: on a small machine
+            // the storm would otherwise be all waiting.
+            if (h->ops.fetch_add(1, std::memory_order_relaxed) % 64 == 0)
+                sched_yield();
+        }
+        for (void *p : held)
+            free(p);
+        return NULL;
+    }
+    void
+    start(int n)
+    {
+        threads.resize(n);
+        for (int i = 0; i < n; i++)
+            if (pthread_create(&threads[i], NULL, run, this) != 0)
+                _exit(20);
+        while (ops.load() < 1000)
+            usleep(100);
+    }
+    void
+    finish(void)
+    {
+        stop.store(true);
+        for (pthread_t t : threads)
+            pthread_join(t, NULL);
+    }
+};
+
+// A forked child: a watchdog first (a deadlocked child dies by SIGALRM),
+// then blocks of every kind, written, checked and freed.
+void
+storm_child(int round)
+{
+    alarm(30);
+    const size_t sizes[] = { 16, 200, 3000, 40 * KiB, 700 * KiB, 4 * MiB };
+    void *p[6];
+    for (int i = 0; i < 6; i++) {
+        p[i] = malloc(sizes[i]);
+        if (p[i] == NULL)
+            _exit(3);
+        memset(p[i], round & 0xff, sizes[i]);
+    }
+    for (int i = 0; i < 6; i++) {
+        if (static_cast<unsigned char *>(p[i])[sizes[i] - 1] != (round & 0xff))
+            _exit(4);
+        free(p[i]);
+    }
+    _exit(0);
+}
+
+void
+fork_storm_child(int forks)
+{
+    hammer h;
+    h.start(kStormThreads);
+    const double t0 = testutil::now_seconds();
+    int failed = 0, hung = 0;
+    for (int round = 0; round < forks; round++) {
+        const pid_t pid = fork();
+        if (pid == -1)
+            _exit(21);
+        if (pid == 0)
+            storm_child(round);
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            continue;
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+            hung++;
+        else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            failed++;
+    }
+    const double elapsed = testutil::now_seconds() - t0;
+    h.finish();
+    printf("forks=%d\nthreads=%d\nhung=%d\nfailed=%d\nseconds=%.1f\nops=%llu\n", forks,
+           kStormThreads, hung, failed, elapsed, static_cast<unsigned long long>(h.ops.load()));
+    fflush(stdout);
+}
+
+}  // namespace
+
+ATF_TEST_CASE(fork__storm);
+ATF_TEST_CASE_HEAD(fork__storm)
+{
+    set_md_var("descr", "fork() many times while 6 threads hammer malloc/free; "
+                        "each child allocates, frees and _exits (no deadlock)");
+    set_md_var("timeout", "600");
+}
+ATF_TEST_CASE_BODY(fork__storm)
+{
+    const char *env = getenv("ARENALLOC_FORK_STORM");
+    const int forks = env != NULL ? atoi(env) : kForkStormDefault;
+    const testutil::child_result r =
+        testutil::run_in_child([forks] { fork_storm_child(forks); }, 3600);
+    TU_REQUIRE_MSG(!r.timed_out, "the forking process hung (deadlock in the parent)");
+    TU_REQUIRE_MSG(r.exited_ok(), r.describe());
+    printf("%s", r.out.c_str());
+    const auto m = figures(r.out);
+    TU_REQUIRE_MSG(number(m, "forks") == static_cast<unsigned long long>(forks), r.out);
+    TU_REQUIRE_MSG(number(m, "hung") == 0, "children deadlocked: " << r.out);
+    TU_REQUIRE_MSG(number(m, "failed") == 0, "children failed: " << r.out);
+}
+
+namespace {
+
+// --- thread churn --------------------------------------------------------------
+
+const int kChurnThreads = 20000;
+const int kChurnBatch = 40;
+const int kChurnWarmup = 5000;  // threads before the baseline is taken
+const int kHandedPerThread = 2;
+
+size_t
+resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    unsigned long size = 0, resident = 0;
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+        resident = 0;
+    fclose(f);
+    return resident * testutil::page_size();
+}
+
+struct churn_slot {
+    void *handed[kHandedPerThread];  // freed by the main thread after the join
+};
+
+void *
+churn_thread(void *arg)
+{
+    churn_slot *slot = static_cast<churn_slot *>(arg);
+    void *mine[16];
+    for (int i = 0; i < 16; i++) {
+        mine[i] = malloc(16 + 97 * i);
+        if (mine[i] == NULL)
+            _exit(30);
+        memset(mine[i], i, 16);
+    }
+    void *large = malloc(48 * KiB);
+    if (large == NULL)
+        _exit(31);
+    memset(large, 1, 64);
+    for (int i = 0; i < 16; i++)
+        free(mine[i]);
+    free(large);
+    slot->handed[0] = malloc(100);
+    slot->handed[1] = malloc(20 * KiB);
+    if (slot->handed[0] == NULL || slot->handed[1] == NULL)
+        _exit(32);
+    return NULL;
+}
+
+void
+thread_churn_child(void)
+{
+    struct arenalloc_summary before, after;
+    size_t rss_before = 0;
+    std::set<uintptr_t> seen_before, seen_after;
+    int reused = 0, handed_after = 0;
+    std::vector<churn_slot> slots(kChurnBatch);
+    std::vector<pthread_t> threads(kChurnBatch);
+    // Small stacks: the C library's cache of thread stacks is resident
+    // memory too, and not the allocator's.
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 128 * KiB);
+    for (int done = 0; done < kChurnThreads; done += kChurnBatch) {
+        if (done == kChurnWarmup) {
+            malloc_trim(0);
+            rss_before = resident_bytes();
+            if (arenalloc_get_summary(&before) != 0)
+                _exit(33);
+        }
+        for (int i = 0; i < kChurnBatch; i++)
+            if (pthread_create(&threads[i], &attr, churn_thread, &slots[i]) != 0)
+                _exit(34);
+        for (int i = 0; i < kChurnBatch; i++)
+            pthread_join(threads[i], NULL);
+        // The threads are gone; their blocks are freed here.
+        for (int i = 0; i < kChurnBatch; i++) {
+            for (void *p : slots[i].handed) {
+                const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+                if (done < kChurnWarmup) {
+                    seen_before.insert(a);
+                } else {
+                    handed_after++;
+                    reused += seen_before.count(a) != 0;
+                    seen_after.insert(a);
+                }
+                free(p);
+            }
+        }
+    }
+    malloc_trim(0);
+    const size_t rss_after = resident_bytes();
+    if (arenalloc_get_summary(&after) != 0)
+        _exit(35);
+    printf("threads=%d\nrss_before=%zu\nrss_after=%zu\nnarenas=%u\nnarenas_used=%u\n"
+           "nthreads=%llu\nmapped_chunks_before=%llu\nmapped_chunks_after=%llu\n"
+           "metadata_before=%llu\nmetadata_after=%llu\nhanded_after=%d\nreused=%d\n"
+           "distinct_after=%zu\n",
+           kChurnThreads, rss_before, rss_after, after.narenas, after.narenas_used,
+           static_cast<unsigned long long>(after.nthreads),
+           static_cast<unsigned long long>(before.mapped_chunks),
+           static_cast<unsigned long long>(after.mapped_chunks),
+           static_cast<unsigned long long>(before.mapped_metadata),
+           static_cast<unsigned long long>(after.mapped_metadata), handed_after, reused,
+           seen_after.size());
+    fflush(stdout);
+}
+
+}  // namespace
+
+ATF_TEST_CASE(threads__churn);
+ATF_TEST_CASE_HEAD(threads__churn)
+{
+    set_md_var("descr", "20,000 threads created and joined in batches, each "
+                        "allocating and freeing, some blocks freed by the main "
+                        "thread after the thread exited");
+    set_md_var("timeout", "600");
+}
+ATF_TEST_CASE_BODY(threads__churn)
+{
+    const testutil::child_result r = testutil::run_in_child(thread_churn_child, 550);
+    TU_REQUIRE_MSG(r.exited_ok(), r.describe());
+    printf("%s", r.out.c_str());
+    const auto m = figures(r.out);
+    const unsigned long long rss_before = number(m, "rss_before");
+    const unsigned long long rss_after = number(m, "rss_after");
+    TU_REQUIRE_MSG(rss_before > 0, "no /proc/self/statm");
+    TU_REQUIRE_MSG(rss_after <= rss_before + MiB,
+                   "resident memory grew by " << (rss_after - rss_before) << " bytes: " << r.out);
+    TU_REQUIRE_MSG(number(m, "narenas_used") <= number(m, "narenas"),
+                   "more arenas than configured: " << r.out);
+    TU_REQUIRE_MSG(number(m, "nthreads") >= static_cast<unsigned long long>(kChurnThreads),
+                   "threads not counted: " << r.out);
+    TU_REQUIRE_MSG(number(m, "mapped_chunks_after") <= number(m, "mapped_chunks_before"),
+                   "chunks kept growing: " << r.out);
+    TU_REQUIRE_MSG(number(m, "metadata_after") <= number(m, "metadata_before") + 256 * KiB,
+                   "metadata kept growing: " << r.out);
+    // Blocks freed after their threads exited come back: the blocks handed
+    // over after the warm-up (tens of thousands) took a few hundred
+    // addresses, most of them already used during the warm-up.
+    const unsigned long long handed = number(m, "handed_after");
+    TU_REQUIRE_MSG(number(m, "distinct_after") * 20 <= handed,
+                   "memory freed after its thread exited is not reused: " << r.out);
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, oom__recovers_under_rlimit_as);
+    ATF_ADD_TEST_CASE(tcs, fork__storm);
+    ATF_ADD_TEST_CASE(tcs, threads__churn);
 }
