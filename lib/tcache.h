@@ -33,6 +33,10 @@ constexpr uint32_t kTcacheMinSlots = 2;
 // it off, to measure what counting costs).
 constexpr bool kStats = ARENALLOC_STATS != 0;
 
+// Whether the fast paths check frees (configure --disable-free-checks
+// turns it off, only to measure what checking costs).
+constexpr bool kFreeChecks = ARENALLOC_FREE_CHECKS != 0;
+
 // Capacity of a class's stack when H/h shift the default: about
 // kTcacheBinBytes worth, between kTcacheMinSlots and kTcacheMaxSlots
 // regions, both scaled by 2^shift.
@@ -150,7 +154,8 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     if (kStats)
         b->nmalloc++;
     void *p = b->stack[n];
-    *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
+    if (kFreeChecks)
+        *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
 }
 
@@ -160,12 +165,13 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
     uintptr_t *word = static_cast<uintptr_t *>(p);
     uintptr_t mark = free_mark(p);
-    if (AA_UNLIKELY(*word == mark))
+    if (kFreeChecks && AA_UNLIKELY(*word == mark))
         return tcache_free_suspect(tc, static_cast<unsigned>(bin), p);
     uint32_t n = b->count;
     if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
         return tcache_free_flush(tc, static_cast<unsigned>(bin), p);
-    *word = mark;
+    if (kFreeChecks)
+        *word = mark;
     b->stack[n] = p;
     b->count = n + 1;
     if (kStats)
