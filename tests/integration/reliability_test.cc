@@ -3,6 +3,8 @@
 //   oom__recovers_under_rlimit_as  under RLIMIT_AS = 256 MiB, allocating
 //       until NULL twice gets back at least 95 % of the first round, a
 //       50 MiB block included
+//   oom__gives_back_before_failing  with the address space capped just
+//       above what is mapped, a 50 MiB block needs what the arenas keep
 //   fork__storm  many forks while threads hammer malloc/free; each child
 //       allocates, frees and _exits; a watchdog (alarm) catches a deadlock.
 //       ARENALLOC_FORK_STORM sets the count (tools/soak runs 10,000)
@@ -147,6 +149,84 @@ ATF_TEST_CASE_BODY(oom__recovers_under_rlimit_as)
                    "no 50 MiB block after a round: " << r.out);
 }
 
+
+
+namespace {
+
+// Bytes of address space the process has mapped (/proc/self/statm).
+size_t
+mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return 0;
+    unsigned long size = 0;
+    if (fscanf(f, "%lu", &size) != 1)
+        size = 0;
+    fclose(f);
+    return size * testutil::page_size();
+}
+
+void *
+fill_and_free(void *arg)
+{
+    const size_t n = *static_cast<const size_t *>(arg);
+    const size_t count = 64 * MiB / n;
+    std::vector<void *> v;
+    v.reserve(count);
+    for (size_t i = 0; i < count; i++) {
+        void *p = malloc(n);
+        if (p == NULL)
+            break;
+        memset(p, 1, 64);
+        v.push_back(p);
+    }
+    for (void *p : v)
+        free(p);
+    return reinterpret_cast<void *>(v.size());
+}
+
+// Four threads (four arenas) each fill 64 MiB and free it; then the
+// address space is capped 16 MiB above what is mapped, so that a 50 MiB
+// block fits only if the allocator gives back what its arenas keep.
+void
+oom_retained_child(void)
+{
+    const size_t sizes[] = { 1 * KiB, 64 * KiB, 1 * KiB, 64 * KiB };
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&t[i], NULL, fill_and_free, const_cast<size_t *>(&sizes[i])) != 0)
+            _exit(2);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    const size_t mapped = mapped_bytes();
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = mapped + 16 * MiB;
+    if (mapped == 0 || setrlimit(RLIMIT_AS, &rl) != 0)
+        _exit(3);
+    void *big = malloc(50 * MiB);
+    printf("mapped_before=%zu\nbig=%d\nmapped_after=%zu\n", mapped, big != NULL, mapped_bytes());
+    fflush(stdout);
+}
+
+}  // namespace
+
+ATF_TEST_CASE(oom__gives_back_before_failing);
+ATF_TEST_CASE_HEAD(oom__gives_back_before_failing)
+{
+    set_md_var("descr", "When the system refuses memory, what the arenas keep "
+                        "is given back and the request retried");
+    set_md_var("timeout", "300");
+}
+ATF_TEST_CASE_BODY(oom__gives_back_before_failing)
+{
+    const testutil::child_result r = testutil::run_in_child(oom_retained_child, 240);
+    TU_REQUIRE_MSG(r.exited_ok(), r.describe());
+    printf("%s", r.out.c_str());
+    const auto m = figures(r.out);
+    TU_REQUIRE_MSG(number(m, "big") == 1,
+                   "no 50 MiB block although the arenas hold more than that free: " << r.out);
+}
 
 namespace {
 
@@ -430,6 +510,7 @@ ATF_TEST_CASE_BODY(threads__churn)
 ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, oom__recovers_under_rlimit_as);
+    ATF_ADD_TEST_CASE(tcs, oom__gives_back_before_failing);
     ATF_ADD_TEST_CASE(tcs, fork__storm);
     ATF_ADD_TEST_CASE(tcs, threads__churn);
 }
