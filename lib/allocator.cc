@@ -40,9 +40,9 @@ void *counted(void *p, size_t usize) {
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.
 
-void *allocate_big(size_t size, size_t align, bool zero) {
-    if (size > kMaxRequest)
-        return fail_enomem();
+namespace {
+
+void *allocate_big_once(size_t size, size_t align, bool zero) {
     Arena *a = thread_arena();
     if (a == nullptr)
         return fail_enomem();
@@ -64,6 +64,28 @@ void *allocate_big(size_t size, size_t align, bool zero) {
             return counted(arena_malloc_large(a, cls, align, zero), class_to_size(cls));
     }
     return counted(huge_malloc(a, size, align, zero), align_up(size, kPage));
+}
+
+void reclaim_for_retry() { aa_purge(); }
+
+}  // namespace
+
+void (*const g_reclaim_for_retry)() = reclaim_for_retry;
+
+// When the system refuses memory, what this thread's cache, the arenas'
+// dirty pages and empty chunks and the cached huge mappings hold goes
+// back first, and the request is tried once more.
+void *allocate_big(size_t size, size_t align, bool zero) {
+    if (size > kMaxRequest)
+        return fail_enomem();
+    void *p = allocate_big_once(size, align, zero);
+    if (AA_UNLIKELY(p == nullptr) && thread_arena() != nullptr) {
+        reclaim_for_retry();
+        p = allocate_big_once(size, align, zero);
+        if (p == nullptr)
+            return fail_enomem();
+    }
+    return p;
 }
 
 // Small requests made outside malloc itself (calloc, realloc, aligned):
@@ -100,9 +122,9 @@ size_t block_usable_size(const void *ptr, const char *fn) {
         Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
         size_t usize = arena_usable_size(c, ptr, fn);
         // A block in a thread cache is free, though its arena counts it as
-        // out: the calling thread's cache is checked too.
+        // out: the caches are checked too.
         if (usize != 0 && usize <= kSmallMax &&
-            tcache_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
+            tcache_any_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
             report_invalid_pointer(fn, ptr, "block already free (in a thread cache)");
             return 0;
         }
@@ -110,6 +132,7 @@ size_t block_usable_size(const void *ptr, const char *fn) {
     }
     if (owner & kRegistryHuge)
         return huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+    ensure_initialized();  // the options say whether the report aborts
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
     return 0;
 }
@@ -126,6 +149,7 @@ void deallocate(void *ptr, const char *fn) {
             huge_free(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
         return;
     }
+    ensure_initialized();  // the options say whether the report aborts
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
 
@@ -154,7 +178,61 @@ void *finish(const char *fn, const void *arg, size_t size, void *result) {
     return result;
 }
 
+// The usable size a block made by allocate_aligned(size, align) has (align
+// at most kMinSize: by allocate(size)), following the same routing.
+size_t request_usable_size(size_t size, size_t align) {
+    if (align <= kMinSize && size <= kSmallMax)
+        return class_to_size(size_to_class(size));
+    if (align <= kMinSize)
+        align = kPage;
+    if (size == 0)
+        size = 1;
+    if (size > kMaxRequest)
+        return 0;
+    if (align <= kPage) {
+        size_t s = align_up(size, align);
+        if (s <= g_chunk.large_max)
+            return class_to_size(size_to_class(s));
+        return align_up(s, kPage);
+    }
+    size_t s = size < kSmallMax + 1 ? kSmallMax + 1 : size;
+    if (s <= g_chunk.large_max) {
+        unsigned cls = size_to_class(s);
+        if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
+            return class_to_size(cls);
+    }
+    return align_up(size, kPage);
+}
+
 }  // namespace
+
+void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
+    if (ptr == nullptr)
+        return;
+    if (!ensure_initialized())
+        return;
+    // Checked against the page map (or the huge descriptor) before the
+    // block is touched; a bad pointer is reported there.
+    size_t usize = block_usable_size(ptr, fn);
+    if (usize == 0)
+        return;
+    size_t expected = is_pow2(align) ? request_usable_size(size, align) : 0;
+    if (AA_UNLIKELY(usize != expected || (reinterpret_cast<uintptr_t>(ptr) & (align - 1)) != 0)) {
+        char buf[128];
+        LineBuffer finding(buf, sizeof(buf) - 1);
+        if (!is_pow2(align))
+            finding.str("alignment ").dec(align).str(" is not a power of two");
+        else if (usize != expected)
+            finding.str("size ").dec(size).str(" does not match the block (")
+                .dec(usize).str(" usable bytes)");
+        else
+            finding.str("block is not aligned to ").dec(align);
+        buf[finding.size()] = '\0';
+        report_invalid_pointer(fn, ptr, buf);
+        return;  // with a: ignored, the block leaks
+    }
+    aa_free(ptr);  // the thread cache takes small blocks, as free() does
+}
 
 void *malloc_slow(size_t size) {
     if (!ensure_initialized())

@@ -53,7 +53,8 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
             const Run *r = reinterpret_cast<const Run *>(e);
             size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
             uint32_t reg = region_index(r->reciprocal, offset);
-            if (AA_LIKELY(static_cast<size_t>(reg) * r->region_size == offset && reg < r->nregs))
+            if (!kFreeChecks ||
+                AA_LIKELY(static_cast<size_t>(reg) * r->region_size == offset && reg < r->nregs))
                 return tcache_free(tc, size_t{r->size_class}, ptr);
         }
     }
@@ -68,6 +69,11 @@ void *aa_aligned_alloc(size_t align, size_t size);
 void *aa_valloc(size_t size);
 void *aa_pvalloc(size_t size);
 size_t aa_usable_size(const void *ptr);
+
+// C23's free_sized (align 1) and free_aligned_sized: the block's size class
+// must be the one size (aligned to align) gives; a mismatch is reported
+// like a bad pointer, and the block is then left alone.
+void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn);
 
 // Returns the calling thread's cache to the arenas, purges every dirty
 // page and unmaps every empty chunk; the bytes given back.

@@ -34,6 +34,12 @@ AA_EXPORT void *ARENALLOC_NAME(aligned_alloc)(size_t align, size_t size) { retur
 AA_EXPORT void *ARENALLOC_NAME(memalign)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
 AA_EXPORT void *ARENALLOC_NAME(valloc)(size_t size) { return aa_valloc(size); }
 AA_EXPORT void *ARENALLOC_NAME(pvalloc)(size_t size) { return aa_pvalloc(size); }
+AA_EXPORT void ARENALLOC_NAME(free_sized)(void *ptr, size_t size) ARENALLOC_NOTHROW {
+    aa_free_sized(ptr, 1, size, "free_sized");
+}
+AA_EXPORT void ARENALLOC_NAME(free_aligned_sized)(void *ptr, size_t align, size_t size) ARENALLOC_NOTHROW {
+    aa_free_sized(ptr, align, size, "free_aligned_sized");
+}
 AA_EXPORT size_t ARENALLOC_NAME(malloc_usable_size)(void *ptr) ARENALLOC_NOTHROW { return aa_usable_size(ptr); }
 
 AA_EXPORT size_t ARENALLOC_NAME(arenalloc_purge)(void) { return aa_purge(); }

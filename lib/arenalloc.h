@@ -66,6 +66,14 @@ void ARENALLOC_NAME(_malloc_postfork)(void);
 void ARENALLOC_NAME(_malloc_postfork_child)(void);
 void ARENALLOC_NAME(_malloc_thread_cleanup)(void);
 
+/*
+ * C23 sized deallocation.  size (and alignment) must be those the block was
+ * allocated with; the size is checked against the block's size class, and
+ * a mismatch is reported like an invalid pointer (arenalloc(3)).
+ */
+void ARENALLOC_NAME(free_sized)(void *ptr, size_t size) ARENALLOC_NOTHROW;
+void ARENALLOC_NAME(free_aligned_sized)(void *ptr, size_t alignment, size_t size) ARENALLOC_NOTHROW;
+
 /* Usable size of a block returned by this allocator (0 for NULL). */
 size_t ARENALLOC_NAME(malloc_usable_size)(void *ptr) ARENALLOC_NOTHROW;
 

@@ -69,6 +69,14 @@ void warn(const char *text, char c) {
     report_options_warning(text, c);
 }
 
+// A and a also choose what a bad pointer does (the default, which is
+// neither, aborts); see Options::continue_on_bad_pointer.
+void set_bool(bool Options::*flag, bool on) {
+    g_options.*flag = on;
+    if (flag == &Options::abort_on_warning)
+        g_options.continue_on_bad_pointer = !on;
+}
+
 void apply_flag(char c) {
     bool upper = c >= 'A' && c <= 'Z';
     char key = upper ? c : static_cast<char>(c - 'a' + 'A');
@@ -79,7 +87,7 @@ void apply_flag(char c) {
     }
     switch (o->kind) {
     case OptionKind::kBool:
-        g_options.*(o->flag) = upper;
+        set_bool(o->flag, upper);
         return;
     case OptionKind::kIgnored:
         return;
@@ -224,7 +232,7 @@ void parse_long_item(const char *s, size_t len) {
         if (o.flag != nullptr) {
             bool b;
             if (parse_bool(value, vlen, &b))
-                g_options.*(o.flag) = b;
+                set_bool(o.flag, b);
             else
                 long_warning("Bad value in malloc options", s, len);
             return;

@@ -19,6 +19,10 @@ namespace arenalloc {
 
 struct Options {
     bool abort_on_warning;  // A: warnings are fatal
+    // An explicit a: a bad pointer is reported and the call ignored (the
+    // block leaks) instead of abort().  Off by default, and A turns it off
+    // again, so that only a lower-case a written out changes the default.
+    bool continue_on_bad_pointer;
     bool use_sbrk;          // D: sbrk as a source of chunks
     bool use_mmap;          // M: mmap as a source of chunks
     int lg_dirty_ratio;     // F/f: dirty pages allowed = active >> this (or << -this)

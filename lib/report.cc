@@ -14,7 +14,8 @@ void report_invalid_pointer(const char *fn, const void *ptr, const char *finding
     line.str("arenalloc: ").str(fn).str("(): invalid pointer ")
         .hex(reinterpret_cast<uintptr_t>(ptr)).str(": ").str(finding).chr('\n');
     platform_write_stderr(line.data(), line.size());
-    platform_abort();
+    if (!g_options.continue_on_bad_pointer)
+        platform_abort();
 }
 
 void report_fatal(const char *text) {

@@ -12,8 +12,9 @@ namespace arenalloc {
 
 // A bad pointer passed to fn ("free", "realloc", ...): one line
 //   arenalloc: free(): invalid pointer 0x...: <finding>
-// then abort().  (When a future option chooses to continue, the caller
-// ignores the call: leaking is always preferred to corrupting.)
+// then abort(); with an explicit a in the options it returns, and the
+// caller ignores the call: leaking is always preferred to corrupting.
+// Before initialization the options are zero, which aborts.
 __attribute__((cold)) AA_NOINLINE void report_invalid_pointer(const char *fn, const void *ptr,
                                                                const char *finding);
 

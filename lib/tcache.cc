@@ -46,6 +46,9 @@ namespace {
 
 Mutex g_tcache_mutex;               // guards the free list
 TCache *g_tcache_free = nullptr;    // caches of exited threads, for reuse
+// Every cache ever made, newest first; pushed under g_tcache_mutex and
+// read without it (caches are never unmapped).
+TCache *g_tcache_all = nullptr;
 
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
@@ -80,6 +83,9 @@ TCache *tcache_create(Arena *a) {
             tc->bins[bin].max = g_tcache_slots[bin];
             slot += g_tcache_slots[bin];
         }
+        MutexGuard guard(g_tcache_mutex);
+        tc->next_all = g_tcache_all;
+        __atomic_store_n(&g_tcache_all, tc, __ATOMIC_RELEASE);
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         tc->bins[bin].count = 0;
@@ -96,14 +102,26 @@ TCache *tcache_create(Arena *a) {
     return tc;
 }
 
-bool tcache_holds(const TCache *tc, unsigned bin, const void *p) {
-    if (tc == &g_tcache_none || *static_cast<const uintptr_t *>(p) != free_mark(p))
-        return false;
-    const TCacheBin *b = &tc->bins[bin];
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->stack[i] == p)
+namespace {
+
+bool stack_holds(const TCacheBin *b, const void *p) {
+    uint32_t n = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
+    for (uint32_t i = n; i-- > 0;)
+        if (__atomic_load_n(&b->stack[i], __ATOMIC_RELAXED) == p)
             return true;
     return false;
+}
+
+}  // namespace
+
+bool tcache_any_holds(const TCache *own, unsigned bin, const void *p) {
+    if (*static_cast<const uintptr_t *>(p) != free_mark(p))
+        return false;
+    for (const TCache *tc = __atomic_load_n(&g_tcache_all, __ATOMIC_ACQUIRE); tc != nullptr;
+         tc = tc->next_all)
+        if (tc != own && stack_holds(&tc->bins[bin], p))
+            return true;
+    return own != &g_tcache_none && stack_holds(&own->bins[bin], p);
 }
 
 void tcache_merge_counts(TCache *tc) {
@@ -161,6 +179,10 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
                 return nullptr;
             }
             void *p = arena_malloc_small(a, bin, false);
+            if (p == nullptr) {
+                g_reclaim_for_retry();
+                p = arena_malloc_small(a, bin, false);
+            }
             if (p != nullptr)
                 tls_thread_state.allocated_uncached += bin_info(bin).region_size;
             return p;
@@ -178,6 +200,12 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
         tc->merged_nmalloc[bin] = b->nmalloc;
         tc->merged_nfree[bin] = b->nfree;
+        if (AA_UNLIKELY(got == 0)) {
+            // The system refused a chunk: give back what is held, once.
+            g_reclaim_for_retry();
+            CountDelta none = {0, 0};
+            got = arena_fill_small(tc->arena, bin, b->stack, want, none);
+        }
         if (got == 0) {
             errno = ENOMEM;
             return nullptr;
@@ -215,18 +243,16 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
 }
 
 void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
-    if (tc != &g_tcache_none) {
-        const TCacheBin *b = &tc->bins[bin];
-        for (uint32_t i = b->count; i-- > 0;)
-            if (b->stack[i] == p)
-                return tcache_report_double_free(p);
-        Chunk *c = chunk_containing(p);
-        if (arena_region_is_free(c, p))
-            return tcache_report_double_free(p);
-    }
-    // Not free: the program's data matched the mark by chance, or the
-    // block went through another cache (a double free across threads is
-    // caught only when a cache flushes it).  Free it normally.
+    // This thread's stack first (the common double free), then the arena,
+    // then every other thread's stack (the first free happened elsewhere).
+    if (tc != &g_tcache_none && stack_holds(&tc->bins[bin], p))
+        return tcache_report_double_free(p);
+    if (arena_region_is_free(chunk_containing(p), p))
+        return tcache_report_double_free(p);
+    if (tcache_any_holds(tc, bin, p))
+        return tcache_report_double_free(p);
+    // Not free: the program's data matched the mark by chance.  Free it
+    // normally.
     tcache_free_flush(tc, bin, p);
 }
 

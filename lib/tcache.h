@@ -33,6 +33,10 @@ constexpr uint32_t kTcacheMinSlots = 8;
 // it off, to measure what counting costs).
 constexpr bool kStats = ARENALLOC_STATS != 0;
 
+// Whether the fast paths check frees (configure --disable-free-checks
+// turns it off, only to measure what checking costs).
+constexpr bool kFreeChecks = ARENALLOC_FREE_CHECKS != 0;
+
 // Capacity of a class's stack when H/h shift the default: about
 // kTcacheBinBytes worth, between kTcacheMinSlots and kTcacheMaxSlots
 // regions, both scaled by 2^shift.
@@ -74,6 +78,7 @@ struct TCache {
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
+    TCache *next_all;      // on the list of every cache ever made (never freed)
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
@@ -93,9 +98,12 @@ void tcache_destroy(TCache *tc);
 // Returns everything cached to the arenas; the cache stays usable.
 void tcache_flush_all(TCache *tc);
 
-// Whether the small block at p (a region start of class bin) is in cache
-// tc: it carries the free mark and is on the class's stack.
-bool tcache_holds(const TCache *tc, unsigned bin, const void *p);
+// Whether the small block at p (a region start of class bin) is in any
+// thread's cache.  Other threads' stacks are read without their owners'
+// cooperation: a block another thread pops at this very moment may be
+// missed, but one this thread can reach only after a free that happened
+// before is always seen.  Called only when p carries the free mark.
+bool tcache_any_holds(const TCache *own, unsigned bin, const void *p);
 
 // Hands the counts not yet merged to the cache's arena.
 void tcache_merge_counts(TCache *tc);
@@ -108,13 +116,18 @@ AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
 // uncached free path (it traces and checks the block); set by the layer
 // above, so this one does not depend on it.
 extern AA_HIDDEN void (*const g_free_uncached)(void *p);
+
+// What an allocation that the system refused memory for calls before its
+// one retry: returns the calling thread's cache to the arenas and purges
+// them and the huge cache (aa_purge); set by the layer above.
+extern AA_HIDDEN void (*const g_reclaim_for_retry)();
 AA_NOINLINE void tcache_report_double_free(void *p);
 
 // A block in a thread cache carries, in its first word, its address mixed
 // with a random per-process key.  free() of a block that already carries
 // it is suspect: tcache_free_suspect() then looks for the block in the
-// thread's stack and in its arena's bitmap, and reports a double free when
-// it finds it free; a program's own data that happens to match costs one
+// thread's stack, in its arena's bitmap and in the other threads' stacks,
+// and reports a double free when it finds it free; a program's own data that happens to match costs one
 // such look and nothing else.  The mark is never read for any other
 // purpose, so a use-after-free that forges it gains nothing.
 extern AA_HIDDEN uintptr_t g_free_mark_key;
@@ -141,7 +154,8 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     if (kStats)
         b->nmalloc++;
     void *p = b->stack[n];
-    *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
+    if (kFreeChecks)
+        *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
 }
 
@@ -151,12 +165,13 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
     uintptr_t *word = static_cast<uintptr_t *>(p);
     uintptr_t mark = free_mark(p);
-    if (AA_UNLIKELY(*word == mark))
+    if (kFreeChecks && AA_UNLIKELY(*word == mark))
         return tcache_free_suspect(tc, static_cast<unsigned>(bin), p);
     uint32_t n = b->count;
     if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
         return tcache_free_flush(tc, static_cast<unsigned>(bin), p);
-    *word = mark;
+    if (kFreeChecks)
+        *word = mark;
     b->stack[n] = p;
     b->count = n + 1;
     if (kStats)

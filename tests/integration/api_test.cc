@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -951,8 +952,141 @@ ATF_TEST_CASE_BODY(free__null)
     ATF_REQUIRE_EQ(errno, EDOM);
 }
 
+
+// --- every failure path, one table -------------------------------------------
+
+// Each row is one call that must fail: the value it returns (NULL, or
+// posix_memalign's error number), the errno it leaves, and whether a block
+// passed in must be left intact.
+ATF_TEST_CASE_WITHOUT_HEAD(errno__every_failure_table);
+ATF_TEST_CASE_BODY(errno__every_failure_table)
+{
+    const size_t big = static_cast<size_t>(PTRDIFF_MAX) + 1;
+    const size_t huge_align = size_t(1) << 62;
+    void *keep = malloc(100);
+    ATF_REQUIRE(keep != NULL);
+    testutil::pattern_fill(keep, 100, 5);
+    struct row {
+        const char *call;
+        std::function<long()> run;  // a pointer as a long, or an error number
+        long expect_value;          // 0: NULL
+        int expect_errno;           // errno after the call (EDOM: unchanged)
+    };
+    auto ptr = [](void *p) {
+        long v = static_cast<long>(reinterpret_cast<intptr_t>(p));
+        if (p != NULL)
+            free(p);
+        return v;
+    };
+    auto pm = [](size_t a, size_t n) {
+        void *p = reinterpret_cast<void *>(0x1234);
+        const int rv = posix_memalign(&p, a, n);
+        if (rv == 0)
+            free(p);
+        else if (p != reinterpret_cast<void *>(0x1234))
+            return -1L;  // *memptr changed on failure
+        return static_cast<long>(rv);
+    };
+    using testutil::opaque;
+    const std::vector<row> rows = {
+        { "malloc(SIZE_MAX)", [&] { return ptr(malloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "malloc(PTRDIFF_MAX+1)", [&] { return ptr(malloc(opaque(big))); }, 0, ENOMEM },
+        { "calloc(SIZE_MAX/2+1, 2)", [&] { return ptr(calloc(opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
+        { "calloc(2^32, 2^32)", [&] { return ptr(calloc(opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "calloc(1, PTRDIFF_MAX+1)", [&] { return ptr(calloc(1, opaque(big))); }, 0, ENOMEM },
+        { "realloc(p, SIZE_MAX)", [&] { return ptr(realloc(keep, opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "realloc(p, PTRDIFF_MAX+1)", [&] { return ptr(realloc(keep, opaque(big))); }, 0, ENOMEM },
+        { "realloc(NULL, SIZE_MAX)", [&] { return ptr(realloc(NULL, opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "reallocarray(p, SIZE_MAX/2+1, 2)", [&] { return ptr(reallocarray(keep, opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
+        { "reallocarray(NULL, 2^32, 2^32)", [&] { return ptr(reallocarray(NULL, opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "aligned_alloc(64, SIZE_MAX)", [&] { return ptr(aligned_alloc(64, opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "aligned_alloc(2^21, PTRDIFF_MAX+1)", [&] { return ptr(aligned_alloc(size_t(1) << 21, opaque(big))); }, 0, ENOMEM },
+        { "aligned_alloc(2^62, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align), 1)); }, 0, ENOMEM },
+        { "aligned_alloc(2^63, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align * 2), 1)); }, 0, ENOMEM },
+        { "memalign(64, SIZE_MAX)", [&] { return ptr(memalign(64, opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "memalign(2^62, 1)", [&] { return ptr(memalign(opaque(huge_align), 1)); }, 0, ENOMEM },
+        { "valloc(SIZE_MAX)", [&] { return ptr(valloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "valloc(PTRDIFF_MAX+1)", [&] { return ptr(valloc(opaque(big))); }, 0, ENOMEM },
+        { "pvalloc(SIZE_MAX)", [&] { return ptr(pvalloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
+        { "pvalloc(PTRDIFF_MAX+1)", [&] { return ptr(pvalloc(opaque(big))); }, 0, ENOMEM },
+        { "posix_memalign(8, SIZE_MAX)", [&] { return pm(8, opaque(SIZE_MAX)); }, ENOMEM, EDOM },
+        { "posix_memalign(4096, PTRDIFF_MAX+1)", [&] { return pm(4096, opaque(big)); }, ENOMEM, EDOM },
+        { "posix_memalign(2^62, 1)", [&] { return pm(opaque(huge_align), 1); }, ENOMEM, EDOM },
+        { "posix_memalign(0, 8)", [&] { return pm(opaque(size_t(0)), 8); }, EINVAL, EDOM },
+        { "posix_memalign(4, 8)", [&] { return pm(opaque(size_t(4)), 8); }, EINVAL, EDOM },
+        { "posix_memalign(24, 8)", [&] { return pm(opaque(size_t(24)), 8); }, EINVAL, EDOM },
+        { "posix_memalign(24, SIZE_MAX)", [&] { return pm(opaque(size_t(24)), SIZE_MAX); }, EINVAL, EDOM },
+        { "aligned_alloc(0, 8)", [&] { return ptr(aligned_alloc(opaque(size_t(0)), 8)); }, 0, EINVAL },
+        { "aligned_alloc(3, 8)", [&] { return ptr(aligned_alloc(opaque(size_t(3)), 8)); }, 0, EINVAL },
+        { "aligned_alloc(24, 8)", [&] { return ptr(aligned_alloc(opaque(size_t(24)), 8)); }, 0, EINVAL },
+        { "aligned_alloc(24, SIZE_MAX)", [&] { return ptr(aligned_alloc(opaque(size_t(24)), SIZE_MAX)); }, 0, EINVAL },
+        { "aligned_alloc(SIZE_MAX, 8)", [&] { return ptr(aligned_alloc(opaque(SIZE_MAX), 8)); }, 0, EINVAL },
+        { "memalign(0, 8)", [&] { return ptr(memalign(opaque(size_t(0)), 8)); }, 0, EINVAL },
+        { "memalign(3, 8)", [&] { return ptr(memalign(opaque(size_t(3)), 8)); }, 0, EINVAL },
+        { "memalign(24, 8)", [&] { return ptr(memalign(opaque(size_t(24)), 8)); }, 0, EINVAL },
+    };
+    for (const row &r : rows) {
+        errno = EDOM;
+        const long v = r.run();
+        TU_REQUIRE_MSG(v == r.expect_value, r.call << " returned " << v << ", expected "
+                                                   << r.expect_value);
+        TU_REQUIRE_MSG(errno == r.expect_errno, r.call << ": errno " << errno << ", expected "
+                                                       << r.expect_errno);
+        TU_REQUIRE_MSG(testutil::pattern_check(keep, 100, 5) == 100,
+                       r.call << " changed the block passed in");
+    }
+    free(keep);
+}
+
+// --- free_sized, free_aligned_sized (C23) -------------------------------------
+
+// Every size of every kind of block, freed with the size it was requested
+// with (and every other size of its class), must be accepted silently and
+// the memory reused.
+ATF_TEST_CASE_WITHOUT_HEAD(free_sized__matching_sizes);
+ATF_TEST_CASE_BODY(free_sized__matching_sizes)
+{
+    const testutil::child_result r = testutil::run_in_child([] {
+        std::vector<size_t> sizes = { 0, 1, 7, 8, 9, 100, 1000, 4096, 14336, 14337,
+                                      20000, 65536, 100000, 1 * MiB, 3 * MiB, 5 * MiB + 1 };
+        for (size_t n = 1; n < 20000; n = n * 5 / 4 + 1)
+            sizes.push_back(n);
+        for (size_t n : sizes) {
+            free_sized(malloc(n), n);
+            free_sized(calloc(1, n), n);
+            void *p = malloc(n / 2 + 1);
+            free_sized(realloc(p, n), n);
+            // Any size of the same class is accepted.
+            void *q = malloc(n);
+            free_sized(q, malloc_usable_size(q));
+            for (size_t a : { size_t(1), size_t(8), size_t(16), size_t(64), size_t(4096),
+                              size_t(1) << 16, size_t(1) << 21 }) {
+                const size_t m = (n + a - 1) / a * a;  // C11's multiple, though not required
+                free_aligned_sized(aligned_alloc(a, m), a, m);
+                free_aligned_sized(aligned_alloc(a, n), a, n);
+                void *pm = NULL;
+                if (a >= sizeof(void *) && posix_memalign(&pm, a, n) == 0)
+                    free_aligned_sized(pm, a, n);
+            }
+        }
+        free_sized(NULL, 100);
+        free_aligned_sized(NULL, 64, 100);
+        // The memory came back: the same block again.
+        void *a = malloc(200);
+        free_sized(a, 200);
+        void *b = malloc(200);
+        if (a != b)
+            _exit(3);
+        free(b);
+    });
+    TU_REQUIRE_MSG(r.exited_ok(), r.describe());
+    TU_REQUIRE_MSG(r.err.empty(), "stderr: [" << r.err << "]");
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
+    ATF_ADD_TEST_CASE(tcs, errno__every_failure_table);
+    ATF_ADD_TEST_CASE(tcs, free_sized__matching_sizes);
     ATF_ADD_TEST_CASE(tcs, malloc__is_arenalloc);
     ATF_ADD_TEST_CASE(tcs, malloc__zero_size);
     ATF_ADD_TEST_CASE(tcs, malloc__small_sizes);
