@@ -95,4 +95,5 @@ void __throw_logic_error(const char *s) { die("logic_error", s); }
 void __throw_out_of_range(const char *s) { die("out_of_range", s); }
 void __throw_out_of_range_fmt(const char *s, ...) { die("out_of_range", s); }
 void __throw_invalid_argument(const char *s) { die("invalid_argument", s); }
+void __throw_bad_function_call() { die("bad_function_call", NULL); }
 }  // namespace std
