@@ -15,12 +15,14 @@
 
 namespace arenalloc {
 
+Huge *g_huge_live = nullptr;
+HugeStats g_huge_stats = {};
+size_t g_huge_cache_bytes = 0;
+
 namespace {
 
 Mutex g_huge_mutex;
-Huge *g_huge_live = nullptr;    // every live huge block
 Huge *g_huge_spare = nullptr;   // recycled descriptors
-HugeStats g_huge_stats = {};
 
 // Freed huge mappings kept for reuse (not purged, not registered): a
 // program that frees and allocates multi-MiB blocks in turn then neither
@@ -36,7 +38,6 @@ constexpr unsigned kHugeCacheSlots = 16;
 constexpr size_t kHugeCacheBytes = size_t{64} << 20;
 CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
-size_t g_huge_cache_bytes = 0;
 
 uint64_t decay_ms() { return static_cast<uint64_t>(g_options.decay_ms); }
 

@@ -20,6 +20,8 @@ uintptr_t g_free_mark_key;
 uint32_t g_tcache_slots[kNumBins];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
+TCache *g_tcache_all = nullptr;
+TCache *g_tcache_free = nullptr;
 
 void tcache_configure() {
     // Odd, so that no block's mark equals its address.
@@ -43,8 +45,7 @@ int32_t gc_ticker_start() {
 
 namespace {
 
-Mutex g_tcache_mutex;               // guards the free list
-TCache *g_tcache_free = nullptr;    // caches of exited threads, for reuse
+Mutex g_tcache_mutex;               // guards both lists
 
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
@@ -79,6 +80,9 @@ TCache *tcache_create(Arena *a) {
             tc->bins[bin].max = g_tcache_slots[bin];
             slot += g_tcache_slots[bin];
         }
+        MutexGuard guard(g_tcache_mutex);
+        tc->next_all = g_tcache_all;
+        g_tcache_all = tc;
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         tc->bins[bin].count = 0;

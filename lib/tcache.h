@@ -74,9 +74,17 @@ struct TCache {
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
+    TCache *next_all;      // on the list of every cache ever made (for debuggers)
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
+
+// Every cache ever made, newest first, and those of exited threads (kept
+// for reuse); under the tcache list lock.  A debugger finds the regions
+// held in thread caches from g_tcache_all: a thread's own pointer to its
+// cache lives in TLS, which a core file does not let it find easily.
+extern AA_HIDDEN TCache *g_tcache_all;
+extern AA_HIDDEN TCache *g_tcache_free;
 
 // The cache of a thread that has none: every bin is empty with no room,
 // so both fast paths fall through to their slow paths without a separate
