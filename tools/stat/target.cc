@@ -263,13 +263,20 @@ class Core : public Target {
             *err = path + ": truncated program headers";
             return false;
         }
+        uint64_t needed = 0;
+        for (const Elf64_Phdr &p : ph)
+            needed = std::max<uint64_t>(needed, p.p_offset + p.p_filesz);
         for (const Elf64_Phdr &p : ph) {
             if (p.p_type == PT_LOAD)
                 loads_.push_back(p);
             else if (p.p_type == PT_NOTE)
                 read_notes(p);
         }
-        if (maps_.empty())
+        if (maps_.empty() && needed > size_)
+            *err = path + " is truncated (" + std::to_string(size_) + " of " +
+                   std::to_string(needed) + " bytes): its notes, which say where the "
+                   "library was mapped, are lost";
+        else if (maps_.empty())
             *err = path + ": no NT_FILE note (the core does not say which files were mapped)";
         return !maps_.empty();
     }

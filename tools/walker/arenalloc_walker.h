@@ -151,6 +151,8 @@ struct aa_find_result {
     uint64_t region_start;   /* start of the block holding address */
     uint64_t offset;         /* address - region_start */
     uint64_t tcache;         /* AA_STATE_TCACHE: the cache holding it */
+    uint64_t page_map_entry; /* arena chunk: address of the page's map entry */
+    uint64_t run_descriptor; /* the Run describing the page, when there is one */
 };
 int aa_walker_find(aa_walker *w, uint64_t address, struct aa_find_result *out);
 /* "allocated", "free", "in a thread cache", "huge", ... */

@@ -556,10 +556,11 @@ struct aa_walker {
             r->state = AA_STATE_HEADER;
             return;
         }
-        uint64_t e = read_u(chunk + d.chunk.map.offset + page * d.chunk.page_map_entry_size,
-                            static_cast<uint32_t>(d.chunk.page_map_entry_size));
+        r->page_map_entry = chunk + d.chunk.map.offset + page * d.chunk.page_map_entry_size;
+        uint64_t e = read_u(r->page_map_entry, static_cast<uint32_t>(d.chunk.page_map_entry_size));
         uint64_t ptag = e & d.page_map.tag_mask;
         uint64_t desc = e & ~d.page_map.flag_mask;
+        r->run_descriptor = desc;
         if (ptag == d.page_map.tag_header) {
             r->state = AA_STATE_HEADER;
             return;
@@ -1227,11 +1228,13 @@ std::string aa_walker::find_report(uint64_t addr, int flags) {
     if (flags & AA_REPORT_JSON) {
         o("{\"address\": %llu, \"state\": %s, \"chunk\": %llu, \"arena\": %lld, \"run\": %llu, "
           "\"size_class\": %lld, \"size\": %llu, \"region_index\": %llu, \"region_start\": %llu, "
-          "\"offset\": %llu, \"tcache\": %llu}\n",
+          "\"offset\": %llu, \"tcache\": %llu, \"page_map_entry\": %llu, "
+          "\"run_descriptor\": %llu}\n",
           (ull)r.address, json_string(state_text(r.state)).c_str(), (ull)r.chunk,
           r.arena_index == UINT64_MAX ? -1LL : (long long)r.arena_index, (ull)r.run,
           r.size_class == UINT64_MAX ? -1LL : (long long)r.size_class, (ull)r.size,
-          (ull)r.region_index, (ull)r.region_start, (ull)r.offset, (ull)r.tcache);
+          (ull)r.region_index, (ull)r.region_start, (ull)r.offset, (ull)r.tcache,
+          (ull)r.page_map_entry, (ull)r.run_descriptor);
         return o.s;
     }
     o("%s: ", hex(addr).c_str());
