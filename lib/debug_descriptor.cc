@@ -66,7 +66,8 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor arenalloc_debug
      kRegistryRootBits, kRegistryLeafBits, kRegistryChunk, kRegistryHuge, kRegistryTagMask},
     {kPageSmall, kPageFree, kPageLarge, kPageHeader, kPageTagMask, kPageDirty, kPageFlagMask},
 
-    {AA_DEBUG_SIZE(Mutex), AA_DEBUG_FIELD(Mutex, nacquired_), AA_DEBUG_FIELD(Mutex, ncontended_)},
+    {AA_DEBUG_SIZE(Mutex), AA_DEBUG_FIELD(Mutex, nacquired_), AA_DEBUG_FIELD(Mutex, ncontended_),
+     AA_DEBUG_FIELD(Mutex, taken_)},
     {AA_DEBUG_SIZE(Arena), AA_DEBUG_FIELD(Arena, mutex), AA_DEBUG_FIELD(Arena, index),
      AA_DEBUG_FIELD(Arena, nthreads), AA_DEBUG_FIELD(Arena, bins),
      AA_DEBUG_FIELD(Arena, free_buckets), AA_DEBUG_FIELD(Arena, chunks),

@@ -57,6 +57,7 @@ typedef struct aa_debug_var {
 struct aa_debug_mutex_layout { /* Mutex: its lock statistics */
     uint32_t size, pad_;
     aa_debug_field nacquired, ncontended;
+    aa_debug_field taken; /* nonzero while held (a target stopped inside the allocator) */
 };
 
 struct aa_debug_bin_layout { /* Bin: one small class of an arena */

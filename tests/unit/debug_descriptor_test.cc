@@ -234,6 +234,7 @@ ATF_TEST_CASE_BODY(debug_descriptor__fields)
     require_field("Arena::large", d.arena.large, F(Arena, large));
     require_field("Arena::nthreads", d.arena.nthreads, F(Arena, nthreads));
     require_field("Mutex::nacquired_", d.mutex.nacquired, F(Mutex, nacquired_));
+    require_field("Mutex::taken_", d.mutex.taken, F(Mutex, taken_));
     require_field("ArenaStats::allocated_large", d.arena_stats.allocated_large,
                   F(ArenaStats, allocated_large));
     ATF_REQUIRE_EQ(d.bin.size, sizeof(Bin));

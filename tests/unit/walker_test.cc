@@ -261,6 +261,16 @@ ATF_TEST_CASE_BODY(walker__find)
         return 0;
     }, &seen), 0);
     ATF_REQUIRE(seen.run_seen);
+    // An arena whose lock is held (a process stopped inside malloc) says so.
+    Arena *a0 = arena_peek(0);
+    aa_arena_stats as;
+    ATF_REQUIRE_EQ(aa_walker_arena(w, 0, &as), 1);
+    ATF_REQUIRE_EQ(as.lock_held, 0u);
+    a0->mutex.lock();
+    int rc = aa_walker_arena(w, 0, &as);
+    a0->mutex.unlock();
+    ATF_REQUIRE_EQ(rc, 1);
+    ATF_REQUIRE_EQ(as.lock_held, 1u);
     unsigned nhuge = 0;
     ATF_REQUIRE_EQ(aa_walker_huge(w, [](void *ctx, const aa_huge_info *) {
         ++*static_cast<unsigned *>(ctx);

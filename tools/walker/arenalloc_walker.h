@@ -85,6 +85,8 @@ struct aa_arena_stats {
     uint64_t npurge_passes, nmadvise, npurged_pages;
     uint64_t lock_acquired, lock_contended;
     uint64_t nchunks;
+    uint64_t lock_held;  /* the target was stopped holding this arena's lock:
+                            its figures may be caught mid-update */
 };
 int aa_walker_arena(aa_walker *w, unsigned arena, struct aa_arena_stats *out);
 

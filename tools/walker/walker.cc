@@ -429,6 +429,7 @@ struct aa_walker {
         s->npurged_pages = arena_stat(a, d.arena_stats.npurged_pages);
         s->lock_acquired = a.get(d.mutex.nacquired, d.arena.mutex.offset);
         s->lock_contended = a.get(d.mutex.ncontended, d.arena.mutex.offset);
+        s->lock_held = a.get(d.mutex.taken, d.arena.mutex.offset) != 0;
     }
 
     void bin_stats(const Obj &a, unsigned b, aa_bin_stats *s) {
@@ -661,6 +662,7 @@ unsigned popcount(const std::vector<uint64_t> &words) {
 void aa_walker::verify_arena(const ArenaM &a, const std::map<uint64_t, TCacheEntry> &cached,
                              std::vector<std::string> *f) {
     const Obj &ar = a.raw;
+    size_t first_finding = f->size();
     std::string where = format("arena %u", a.index);
     auto finding = [&](const std::string &s) { f->push_back(where + ": " + s); };
     if (ar.get(d.arena.index) != a.index)
@@ -912,6 +914,9 @@ void aa_walker::verify_arena(const ArenaM &a, const std::map<uint64_t, TCacheEnt
                        static_cast<unsigned long long>(ndirty_runs),
                        static_cast<unsigned long long>(on_dirty)));
     (void)cached;
+    if (f->size() != first_finding && ar.get(d.mutex.taken, d.arena.mutex.offset) != 0)
+        finding("its lock is held (the target stopped inside the allocator): the problems "
+                "above may be an update in progress");
 }
 
 void aa_walker::verify(std::vector<std::string> *f) {
@@ -1177,6 +1182,9 @@ std::string aa_walker::report(int flags) {
           "%llu\n",
           i, (ull)s.nthreads, (ull)s.mapped, (ull)s.retained, (ull)s.active, (ull)s.dirty,
           (ull)s.resident);
+        if (s.lock_held)
+            o("  (its lock is held: the target stopped inside the allocator, so these figures "
+              "may be mid-update)\n");
         o("  purging: %llu passes, %llu madvise calls, %llu pages; lock: %llu acquired, %llu "
           "contended\n",
           (ull)s.npurge_passes, (ull)s.nmadvise, (ull)s.npurged_pages, (ull)s.lock_acquired,
