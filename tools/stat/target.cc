@@ -157,8 +157,8 @@ class Process : public Target {
                 if (tid <= 0 || stopped_.count(tid) != 0)
                     continue;
                 if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
-                    if (errno == ESRCH)
-                        continue;  // the thread exited
+                    if (errno == ESRCH || task_exiting(tid))
+                        continue;  // the thread exited (a zombie leader, too)
                     *err = "cannot attach to process " + std::to_string(pid_) + " (thread " +
                            std::to_string(tid) + "): " + strerror(errno) +
                            (errno == EPERM ? " (ptrace not permitted: see "
@@ -178,9 +178,11 @@ class Process : public Target {
             closedir(d);
         }
         std::string mem = "/proc/" + std::to_string(pid_) + "/mem";
-        mem_ = ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+        mem_ = stopped_.empty() ? -1 : ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
         if (mem_ < 0) {
-            *err = "cannot open " + mem + ": " + strerror(errno);
+            *err = stopped_.empty() || errno == ESRCH
+                       ? "process " + std::to_string(pid_) + " is exiting"
+                       : "cannot open " + mem + ": " + strerror(errno);
             return false;
         }
         std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
@@ -220,6 +222,18 @@ class Process : public Target {
     }
 
   private:
+    // Whether thread tid is gone or a zombie (it cannot be attached, and
+    // needs not be stopped).
+    bool task_exiting(int tid) const {
+        std::ifstream st("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid) +
+                         "/status");
+        std::string line;
+        while (std::getline(st, line))
+            if (line.compare(0, 6, "State:") == 0)
+                return line.find('Z') != std::string::npos || line.find('X') != std::string::npos;
+        return true;
+    }
+
     int pid_;
     int mem_ = -1;
     std::set<int> stopped_;
