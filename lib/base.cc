@@ -15,9 +15,9 @@ constexpr size_t kBaseAlign = 64;  // a cache line: metadata of different arenas
 Mutex g_base_mutex;
 uintptr_t g_base_next = 0;  // next free byte of the current block
 uintptr_t g_base_end = 0;   // end of the current block
-uint64_t g_base_mapped = 0;
-
 }  // namespace
+
+uint64_t g_base_mapped = 0;
 
 void *base_alloc(size_t size) {
     size = align_up(size, kBaseAlign);

@@ -8,13 +8,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "util.h"
+
 namespace arenalloc {
 
 // Zeroed memory of at least size bytes aligned to 64, or nullptr when the
 // kernel refuses.  Thread-safe.
 void *base_alloc(size_t size);
 
-// Bytes of metadata mapped so far.
+// Bytes of metadata mapped so far (the variable is under the base lock;
+// named for the debug descriptor).
+extern AA_HIDDEN uint64_t g_base_mapped;
 uint64_t base_mapped();
 
 void base_prefork();

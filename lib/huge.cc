@@ -16,12 +16,14 @@
 
 namespace arenalloc {
 
+Huge *g_huge_live = nullptr;
+HugeStats g_huge_stats = {};
+size_t g_huge_cache_bytes = 0;
+
 namespace {
 
 Mutex g_huge_mutex;
-Huge *g_huge_live = nullptr;    // every live huge block
 Huge *g_huge_spare = nullptr;   // recycled descriptors
-HugeStats g_huge_stats = {};
 
 // Freed huge mappings kept for reuse (not purged, not registered): a
 // program that frees and allocates multi-MiB blocks in turn then neither
@@ -37,7 +39,6 @@ constexpr unsigned kHugeCacheSlots = 32;
 constexpr size_t kHugeCacheBytes = size_t{128} << 20;
 CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
-size_t g_huge_cache_bytes = 0;
 
 uint64_t decay_ms() { return decay_age_limit_ms(); }
 

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "util.h"
+
 namespace arenalloc {
 
 struct Arena;
@@ -28,6 +30,10 @@ struct HugeStats {
     uint64_t cached;     // bytes of freed mappings kept for reuse
 };
 
+// Under the huge lock; named here for the debug descriptor.
+extern AA_HIDDEN Huge *g_huge_live;           // every live huge block
+extern AA_HIDDEN HugeStats g_huge_stats;      // (its cached field is unused)
+extern AA_HIDDEN size_t g_huge_cache_bytes;   // bytes of freed mappings kept
 
 // A huge block of at least size bytes aligned to align (power of two),
 // zeroed when zero is set.

@@ -23,12 +23,12 @@ namespace arenalloc {
 std::atomic<bool> g_initialized{false};
 unsigned g_narenas = 0;
 size_t g_fast_limit = 0;
+std::atomic<Arena *> *g_arenas = nullptr;
 
 namespace {
 
 Mutex g_init_mutex;     // serializes initialization
 Mutex g_arenas_mutex;   // serializes arena creation
-std::atomic<Arena *> *g_arenas = nullptr;
 
 // The P report: the summary lines, then the full statistics.
 void print_at_exit() {

@@ -16,6 +16,8 @@ struct Arena;
 
 extern AA_HIDDEN std::atomic<bool> g_initialized;
 extern AA_HIDDEN unsigned g_narenas;
+// The arena table: g_narenas slots, null until an arena is created.
+extern AA_HIDDEN std::atomic<Arena *> *g_arenas;
 
 // malloc's inline path serves sizes 1..g_fast_limit (compared as
 // size - 1 < g_fast_limit, so 0 is never inline).  0 until initialization,

@@ -21,6 +21,8 @@ uintptr_t g_free_mark_key;
 uint32_t g_tcache_slots[kNumBins];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
+TCache *g_tcache_all = nullptr;
+TCache *g_tcache_free = nullptr;
 
 void tcache_configure() {
     // Odd, so that no block's mark equals its address.
@@ -44,11 +46,7 @@ int32_t gc_ticker_start() {
 
 namespace {
 
-Mutex g_tcache_mutex;               // guards the free list
-TCache *g_tcache_free = nullptr;    // caches of exited threads, for reuse
-// Every cache ever made, newest first; pushed under g_tcache_mutex and
-// read without it (caches are never unmapped).
-TCache *g_tcache_all = nullptr;
+Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
@@ -85,6 +83,7 @@ TCache *tcache_create(Arena *a) {
         }
         MutexGuard guard(g_tcache_mutex);
         tc->next_all = g_tcache_all;
+        // Read without the lock (double-free checks, debuggers).
         __atomic_store_n(&g_tcache_all, tc, __ATOMIC_RELEASE);
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {

@@ -83,6 +83,13 @@ struct TCache {
     void *slots[];
 };
 
+// Every cache ever made, newest first, and those of exited threads (kept
+// for reuse); under the tcache list lock.  A debugger finds the regions
+// held in thread caches from g_tcache_all: a thread's own pointer to its
+// cache lives in TLS, which a core file does not let it find easily.
+extern AA_HIDDEN TCache *g_tcache_all;
+extern AA_HIDDEN TCache *g_tcache_free;
+
 // The cache of a thread that has none: every bin is empty with no room,
 // so both fast paths fall through to their slow paths without a separate
 // null test.

@@ -13,10 +13,11 @@ namespace arenalloc {
 
 __thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, 0, 0};
 
+std::atomic<uint64_t> g_threads_seen{0};
+
 namespace {
 
 std::atomic<unsigned> g_next_arena{0};
-std::atomic<uint64_t> g_threads_seen{0};
 pthread_key_t g_exit_key;
 std::atomic<bool> g_exit_key_ready{false};
 

@@ -5,6 +5,7 @@
 #ifndef ARENALLOC_THREAD_STATE_H
 #define ARENALLOC_THREAD_STATE_H
 
+#include <atomic>
 #include <cstdint>
 
 #include "config.h"
@@ -72,7 +73,9 @@ void thread_state_hook_init();
 uint64_t thread_bytes_allocated();
 uint64_t thread_bytes_deallocated();
 
-// Number of threads ever assigned an arena.
+// Number of threads ever assigned an arena (the counter is named for the
+// debug descriptor).
+extern AA_HIDDEN std::atomic<uint64_t> g_threads_seen;
 uint64_t thread_state_nthreads_seen();
 
 }  // namespace arenalloc

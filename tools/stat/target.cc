@@ -1,0 +1,466 @@
+// target.cc — live processes, core files, and the descriptor's address.
+#include "target.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace aastat {
+
+namespace {
+
+const char kSymbol[] = "arenalloc_debug_descriptor";
+
+bool pread_all(int fd, void *buf, size_t len, uint64_t off) {
+    char *p = static_cast<char *>(buf);
+    while (len != 0) {
+        ssize_t n = pread(fd, p, len, static_cast<off_t>(off));
+        if (n <= 0) {
+            if (n < 0 && errno == EINTR)
+                continue;
+            return false;
+        }
+        p += n;
+        len -= static_cast<size_t>(n);
+        off += static_cast<uint64_t>(n);
+    }
+    return true;
+}
+
+bool read_file(const std::string &path, std::vector<uint8_t> *out) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && st.st_size > 0;
+    if (ok) {
+        out->resize(static_cast<size_t>(st.st_size));
+        ok = pread_all(fd, out->data(), out->size(), 0);
+    }
+    close(fd);
+    return ok;
+}
+
+// An ELF64 little-endian file in memory.
+struct Elf {
+    std::vector<uint8_t> data;
+    const Elf64_Ehdr *eh() const { return reinterpret_cast<const Elf64_Ehdr *>(data.data()); }
+
+    bool load(const std::string &path, std::string *err) {
+        if (!read_file(path, &data)) {
+            *err = "cannot read " + path + ": " + strerror(errno);
+            return false;
+        }
+        if (data.size() < sizeof(Elf64_Ehdr) || memcmp(data.data(), ELFMAG, SELFMAG) != 0) {
+            *err = path + " is not an ELF file";
+            return false;
+        }
+        if (eh()->e_ident[EI_CLASS] != ELFCLASS64 || eh()->e_ident[EI_DATA] != ELFDATA2LSB) {
+            *err = path + " is not a 64-bit little-endian ELF file (unsupported)";
+            return false;
+        }
+        return true;
+    }
+    template <typename T>
+    const T *at(uint64_t off, uint64_t count = 1) const {
+        if (off > data.size() || count * sizeof(T) > data.size() - off)
+            return nullptr;
+        return reinterpret_cast<const T *>(data.data() + off);
+    }
+    const Elf64_Phdr *phdrs() const { return at<Elf64_Phdr>(eh()->e_phoff, eh()->e_phnum); }
+    const Elf64_Shdr *shdrs() const { return at<Elf64_Shdr>(eh()->e_shoff, eh()->e_shnum); }
+
+    // The symbol's value in the file's address space, or 0.
+    uint64_t symbol(const char *name) const {
+        const Elf64_Shdr *sh = shdrs();
+        if (sh == nullptr)
+            return 0;
+        for (unsigned pass = 0; pass < 2; pass++) {
+            uint32_t want = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
+            for (unsigned i = 0; i < eh()->e_shnum; i++) {
+                if (sh[i].sh_type != want || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+                    sh[i].sh_link >= eh()->e_shnum)
+                    continue;
+                const Elf64_Shdr &strs = sh[sh[i].sh_link];
+                uint64_t n = sh[i].sh_size / sizeof(Elf64_Sym);
+                const Elf64_Sym *syms = at<Elf64_Sym>(sh[i].sh_offset, n);
+                if (syms == nullptr)
+                    continue;
+                for (uint64_t k = 0; k < n; k++) {
+                    if (syms[k].st_name >= strs.sh_size || syms[k].st_shndx == SHN_UNDEF)
+                        continue;
+                    const char *s = at<char>(strs.sh_offset + syms[k].st_name);
+                    size_t room = strs.sh_size - syms[k].st_name;
+                    if (s != nullptr && strnlen(s, room) < room && strcmp(s, name) == 0)
+                        return syms[k].st_value;
+                }
+            }
+        }
+        return 0;
+    }
+
+    // Virtual address that file offset 0 is loaded at, relative to the
+    // load base (the first PT_LOAD's page-aligned address).
+    uint64_t first_load_vaddr() const {
+        const Elf64_Phdr *ph = phdrs();
+        for (unsigned i = 0; ph != nullptr && i < eh()->e_phnum; i++)
+            if (ph[i].p_type == PT_LOAD)
+                return ph[i].p_vaddr - ph[i].p_offset;
+        return 0;
+    }
+};
+
+std::string base_name(const std::string &p) {
+    size_t s = p.rfind('/');
+    return s == std::string::npos ? p : p.substr(s + 1);
+}
+
+// ---- live process -----------------------------------------------------------
+
+class Process : public Target {
+  public:
+    explicit Process(int pid) : pid_(pid) {}
+    ~Process() override {
+        if (mem_ >= 0)
+            close(mem_);
+        for (int tid : stopped_)
+            ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+    }
+
+    bool open(std::string *err) {
+        // Stop every thread, again until no new one appears, so nothing
+        // changes the heap while it is read.
+        for (bool more = true; more;) {
+            more = false;
+            std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+            DIR *d = opendir(dir.c_str());
+            if (d == nullptr) {
+                *err = "no process " + std::to_string(pid_) + ": " + strerror(errno);
+                return false;
+            }
+            while (struct dirent *e = readdir(d)) {
+                int tid = atoi(e->d_name);
+                if (tid <= 0 || stopped_.count(tid) != 0)
+                    continue;
+                if (ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
+                    if (errno == ESRCH || task_exiting(tid))
+                        continue;  // the thread exited (a zombie leader, too)
+                    *err = "cannot attach to process " + std::to_string(pid_) + " (thread " +
+                           std::to_string(tid) + "): " + strerror(errno) +
+                           (errno == EPERM ? " (ptrace not permitted: see "
+                                             "/proc/sys/kernel/yama/ptrace_scope, or run as "
+                                             "the process's owner)" : "");
+                    closedir(d);
+                    return false;
+                }
+                stopped_.insert(tid);
+                more = true;
+                if (ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0)
+                    continue;
+                int status;
+                while (waitpid(tid, &status, __WALL) < 0 && errno == EINTR) {
+                }
+            }
+            closedir(d);
+        }
+        std::string mem = "/proc/" + std::to_string(pid_) + "/mem";
+        mem_ = stopped_.empty() ? -1 : ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+        if (mem_ < 0) {
+            *err = stopped_.empty() || errno == ESRCH
+                       ? "process " + std::to_string(pid_) + " is exiting"
+                       : "cannot open " + mem + ": " + strerror(errno);
+            return false;
+        }
+        std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
+        std::string line;
+        while (std::getline(maps, line)) {
+            std::istringstream ss(line);
+            std::string range, perms, off, dev, inode, path;
+            ss >> range >> perms >> off >> dev >> inode;
+            std::getline(ss, path);
+            path.erase(0, path.find_first_not_of(' '));
+            if (path.empty() || path[0] != '/')
+                continue;
+            Mapping m;
+            m.start = strtoull(range.c_str(), nullptr, 16);
+            m.end = strtoull(range.c_str() + range.find('-') + 1, nullptr, 16);
+            m.file_offset = strtoull(off.c_str(), nullptr, 16);
+            m.path = path;
+            // A file deleted since it was mapped is still reachable
+            // through map_files (where permitted).
+            m.open_path = path;
+            const char deleted[] = " (deleted)";
+            if (path.size() > sizeof(deleted) &&
+                path.compare(path.size() - sizeof(deleted) + 1, std::string::npos, deleted) == 0)
+                m.open_path = "/proc/" + std::to_string(pid_) + "/map_files/" + range;
+            maps_.push_back(m);
+        }
+        return true;
+    }
+
+    int read(uint64_t addr, void *buf, size_t len) override {
+        return pread_all(mem_, buf, len, addr) ? 0 : -1;
+    }
+    const std::vector<Mapping> &mappings() const override { return maps_; }
+    std::string describe() const override {
+        return "process " + std::to_string(pid_) + " (" + std::to_string(stopped_.size()) +
+               " thread" + (stopped_.size() == 1 ? "" : "s") + " stopped)";
+    }
+
+  private:
+    // Whether thread tid is gone or a zombie (it cannot be attached, and
+    // needs not be stopped).
+    bool task_exiting(int tid) const {
+        std::ifstream st("/proc/" + std::to_string(pid_) + "/task/" + std::to_string(tid) +
+                         "/status");
+        std::string line;
+        while (std::getline(st, line))
+            if (line.compare(0, 6, "State:") == 0)
+                return line.find('Z') != std::string::npos || line.find('X') != std::string::npos;
+        return true;
+    }
+
+    int pid_;
+    int mem_ = -1;
+    std::set<int> stopped_;
+    std::vector<Mapping> maps_;
+};
+
+// ---- core file -------------------------------------------------------------------
+
+class Core : public Target {
+  public:
+    ~Core() override {
+        if (fd_ >= 0)
+            close(fd_);
+        for (auto &f : files_)
+            if (f.second >= 0)
+                close(f.second);
+    }
+
+    bool open(const std::string &path, std::string *err) {
+        path_ = path;
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0) {
+            *err = "cannot open " + path + ": " + strerror(errno);
+            return false;
+        }
+        struct stat st;
+        fstat(fd_, &st);
+        size_ = static_cast<uint64_t>(st.st_size);
+        Elf64_Ehdr eh;
+        if (!pread_all(fd_, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
+            *err = path + " is neither a process id nor an ELF core file";
+            return false;
+        }
+        if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+            eh.e_type != ET_CORE) {
+            *err = path + " is not a 64-bit little-endian ELF core file";
+            return false;
+        }
+        std::vector<Elf64_Phdr> ph(eh.e_phnum);
+        if (!pread_all(fd_, ph.data(), ph.size() * sizeof(Elf64_Phdr), eh.e_phoff)) {
+            *err = path + ": truncated program headers";
+            return false;
+        }
+        uint64_t needed = 0;
+        for (const Elf64_Phdr &p : ph)
+            needed = std::max<uint64_t>(needed, p.p_offset + p.p_filesz);
+        for (const Elf64_Phdr &p : ph) {
+            if (p.p_type == PT_LOAD)
+                loads_.push_back(p);
+            else if (p.p_type == PT_NOTE)
+                read_notes(p);
+        }
+        if (maps_.empty() && needed > size_)
+            *err = path + " is truncated (" + std::to_string(size_) + " of " +
+                   std::to_string(needed) + " bytes): its notes, which say where the "
+                   "library was mapped, are lost";
+        else if (maps_.empty())
+            *err = path + ": no NT_FILE note (the core does not say which files were mapped)";
+        return !maps_.empty();
+    }
+
+    int read(uint64_t addr, void *buf, size_t len) override {
+        char *out = static_cast<char *>(buf);
+        while (len != 0) {
+            size_t got = read_some(addr, out, len);
+            if (got == 0)
+                return -1;
+            addr += got;
+            out += got;
+            len -= got;
+        }
+        return 0;
+    }
+    const std::vector<Mapping> &mappings() const override { return maps_; }
+    std::string describe() const override { return "core file " + path_; }
+
+  private:
+    void read_notes(const Elf64_Phdr &p) {
+        if (p.p_filesz > (64u << 20))
+            return;
+        std::vector<uint8_t> n(p.p_filesz);
+        if (!pread_all(fd_, n.data(), n.size(), p.p_offset))
+            return;
+        size_t off = 0;
+        while (off + sizeof(Elf64_Nhdr) <= n.size()) {
+            Elf64_Nhdr nh;
+            memcpy(&nh, n.data() + off, sizeof(nh));
+            size_t name_off = off + sizeof(nh);
+            size_t desc_off = name_off + ((nh.n_namesz + 3) & ~3u);
+            size_t next = desc_off + ((nh.n_descsz + 3) & ~3u);
+            if (next > n.size() || desc_off > n.size())
+                break;
+            if (nh.n_type == NT_FILE && nh.n_descsz >= 16)
+                parse_nt_file(n.data() + desc_off, nh.n_descsz);
+            off = next;
+        }
+    }
+
+    // NT_FILE: count, page size, count x (start, end, page offset), names.
+    void parse_nt_file(const uint8_t *p, size_t len) {
+        uint64_t count, page;
+        memcpy(&count, p, 8);
+        memcpy(&page, p + 8, 8);
+        if (count > len / 24)
+            return;
+        const uint8_t *names = p + 16 + count * 24;
+        const uint8_t *end = p + len;
+        for (uint64_t i = 0; i < count && names < end; i++) {
+            uint64_t v[3];
+            memcpy(v, p + 16 + i * 24, 24);
+            size_t nl = strnlen(reinterpret_cast<const char *>(names), end - names);
+            Mapping m{v[0], v[1], v[2] * page, std::string(reinterpret_cast<const char *>(names), nl),
+                      ""};
+            m.open_path = m.path;
+            maps_.push_back(m);
+            names += nl + 1;
+        }
+    }
+
+    size_t read_some(uint64_t addr, char *out, size_t len) {
+        for (const Elf64_Phdr &p : loads_) {
+            if (addr < p.p_vaddr || addr - p.p_vaddr >= p.p_memsz)
+                continue;
+            uint64_t rel = addr - p.p_vaddr;
+            if (rel < p.p_filesz && p.p_offset + p.p_filesz <= size_) {
+                size_t n = static_cast<size_t>(std::min<uint64_t>(len, p.p_filesz - rel));
+                return pread_all(fd_, out, n, p.p_offset + rel) ? n : 0;
+            }
+            break;  // in a segment whose contents the core left out
+        }
+        // Memory the core does not hold: file-backed pages come from the file.
+        for (const Mapping &m : maps_) {
+            if (addr < m.start || addr >= m.end)
+                continue;
+            int fd = file_fd(m.open_path);
+            size_t n = static_cast<size_t>(std::min<uint64_t>(len, m.end - addr));
+            if (fd >= 0 && pread_all(fd, out, n, m.file_offset + (addr - m.start)))
+                return n;
+            return 0;
+        }
+        return 0;
+    }
+
+    int file_fd(const std::string &path) {
+        auto it = files_.find(path);
+        if (it != files_.end())
+            return it->second;
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        files_[path] = fd;
+        return fd;
+    }
+
+    std::string path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+    std::vector<Elf64_Phdr> loads_;
+    std::vector<Mapping> maps_;
+    std::map<std::string, int> files_;
+};
+
+}  // namespace
+
+Target *open_process(int pid, std::string *err) {
+    Process *p = new Process(pid);
+    if (!p->open(err)) {
+        delete p;
+        return nullptr;
+    }
+    return p;
+}
+
+Target *open_core(const std::string &path, std::string *err) {
+    Core *c = new Core;
+    if (!c->open(path, err)) {
+        delete c;
+        return nullptr;
+    }
+    return c;
+}
+
+uint64_t find_descriptor(Target &t, const std::string &library, std::string *err,
+                         std::string *found_in) {
+    // Candidate files: the one named, else every mapped file, those whose
+    // name mentions arenalloc first.
+    std::vector<std::string> paths;
+    for (const Mapping &m : t.mappings())
+        if (std::find(paths.begin(), paths.end(), m.path) == paths.end())
+            paths.push_back(m.path);
+    std::stable_partition(paths.begin(), paths.end(), [](const std::string &p) {
+        return base_name(p).find("arenalloc") != std::string::npos;
+    });
+    if (!library.empty()) {
+        std::vector<std::string> named;
+        for (const std::string &p : paths)
+            if (base_name(p) == base_name(library) || p == library)
+                named.push_back(p);
+        if (named.empty()) {
+            *err = "the target maps no file named " + base_name(library);
+            return 0;
+        }
+        paths = named;
+    }
+    std::string reasons;
+    for (const std::string &p : paths) {
+        const Mapping *first = nullptr;
+        for (const Mapping &m : t.mappings())
+            if (m.path == p && m.file_offset == 0 && (first == nullptr || m.start < first->start))
+                first = &m;
+        if (first == nullptr)
+            continue;
+        Elf elf;
+        std::string why;
+        if (!elf.load(library.empty() ? first->open_path : library, &why)) {
+            if (!library.empty() || base_name(p).find("arenalloc") != std::string::npos)
+                reasons += "; " + why;
+            continue;
+        }
+        uint64_t value = elf.symbol(kSymbol);
+        if (value == 0)
+            continue;
+        uint64_t base = elf.eh()->e_type == ET_DYN ? first->start - elf.first_load_vaddr() : 0;
+        *found_in = p;
+        return base + value;
+    }
+    *err = "no arenalloc in the target: no mapped file defines " + std::string(kSymbol) +
+           " (is the program using arenalloc?)" + reasons;
+    return 0;
+}
+
+}  // namespace aastat
