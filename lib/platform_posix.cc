@@ -129,6 +129,13 @@ bool pages_purge(void *addr, size_t size, bool now) {
     return zeroed;
 }
 
+bool pages_protect(void *addr, size_t size, bool accessible) {
+    int saved_errno = errno;
+    bool ok = mprotect(addr, size, accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+    errno = saved_errno;
+    return ok;
+}
+
 bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
     if (new_size == old_size)
         return true;
