@@ -181,7 +181,7 @@ void child_guard(void) {
 void child_api(void) {
     testutil::rng r(12345);
     size_t bad = 0;
-    for (int i = 0; i < 20000; i++) {
+    for (int i = 0; i < 8000; i++) {
         const size_t n = static_cast<size_t>(r.log_range(1, 4 * MiB));
         char *p;
         size_t align = 8;
