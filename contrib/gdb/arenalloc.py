@@ -210,8 +210,9 @@ class PageCache:
 
     PAGE = 4096
 
-    def __init__(self, inferior):
+    def __init__(self, inferior, holes=()):
         self.inferior = inferior
+        self.holes = holes  # ranges gdb would read as zeros: refused
         self.pages = {}
 
     def _page(self, base):
@@ -223,6 +224,9 @@ class PageCache:
         return self.pages[base]
 
     def read(self, addr, length):
+        for start, end in self.holes:
+            if addr < end and start < addr + length:
+                raise ValueError("%#x is not in the core file" % max(addr, start))
         out = bytearray()
         while length > 0:
             base = addr - addr % self.PAGE
@@ -235,6 +239,39 @@ class PageCache:
             addr += n
             length -= n
         return bytes(out)
+
+
+def core_holes():
+    """Address ranges of a core file's segments that have no contents in
+    it (left out of the dump: a coredump_filter, a dump cut short) and
+    that no loaded file supplies.  gdb reads them as zeros; the walker
+    must be told they cannot be read instead."""
+    try:
+        listing = gdb.execute("maint info sections -all-objects", to_string=True)
+    except gdb.error:
+        return []
+    holes, backed, in_core = [], [], False
+    for line in listing.splitlines():
+        if re.match(r"\s*(Exec|Object|Core) file", line):
+            in_core = line.strip().startswith("Core file")
+            continue
+        m = re.match(r"\s*\[\s*\d+\]\s+(0x[0-9a-fA-F]+)->(0x[0-9a-fA-F]+) at \S+: (\S+)\s*(.*)", line)
+        if not m:
+            continue
+        start, end, flags = int(m.group(1), 16), int(m.group(2), 16), m.group(4).split()
+        if in_core and m.group(3).startswith("load") and "HAS_CONTENTS" not in flags:
+            holes.append((start, end))
+        elif not in_core and "HAS_CONTENTS" in flags and "ALLOC" in flags:
+            backed.append((start, end))
+    # Keep the parts of each hole no file section covers.
+    result = []
+    for start, end in holes:
+        pieces = [(start, end)]
+        for bs, be in backed:
+            pieces = [p for a, b in pieces
+                      for p in ((a, min(b, bs)), (max(a, be), b)) if p[0] < p[1]]
+        result += pieces
+    return result
 
 
 def descriptor_address():
@@ -269,7 +306,7 @@ class Heap:
             raise ArenallocError("no process and no core file: start or attach to the "
                                  "program, or load a core file, first")
         self.lib = walker_library()
-        self.memory = PageCache(inferior)
+        self.memory = PageCache(inferior, core_holes() if _has_core() else ())
         self.failed = None
 
         def read(ctx, addr, buf, length):
@@ -351,8 +388,12 @@ class Heap:
 
 
 def _has_core():
+    """Whether the selected inferior is a core file."""
+    connection = getattr(gdb.selected_inferior(), "connection", None)  # gdb 11 on
+    if connection is not None:
+        return connection.type == "core"
     try:
-        return "core file" in gdb.execute("info target", to_string=True).lower()
+        return "core dump file" in gdb.execute("info target", to_string=True)
     except gdb.error:
         return False
 
@@ -399,6 +440,8 @@ if gdb is not None:
                 raise
             except (gdb.error, gdb.MemoryError) as e:
                 raise gdb.GdbError("arenalloc: %s" % e)
+            except Exception as e:  # a bug here: still one line, no traceback
+                raise gdb.GdbError("arenalloc: internal error: %s: %s" % (type(e).__name__, e))
 
     class ArenallocPrefix(gdb.Command):
         """Inspect the arenalloc heap of the program (live or core file).

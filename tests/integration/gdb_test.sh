@@ -111,7 +111,27 @@ core_body() {
 	atf_check -o ignore -e ignore gcore -o core $pid
 	stop_target
 	[ -f core.$pid ] || atf_fail "gcore wrote no core.$pid"
-	check_commands "$(atf_config_get top_builddir)/tests/integration/heap_target" core.$pid
+	prog=$(atf_config_get top_builddir)/tests/integration/heap_target
+	check_commands "$prog" core.$pid
+	# A copy with the page map entry of a live block's page corrupted (the
+	# tag says "large" for a page of a small run): verify reports it.
+	p=$(compare pick out allocated)
+	arenalloc_gdb "$prog" core.$pid -- -ex "arenalloc find -json $p" >entry.txt
+	cp core.$pid bad.core
+	atf_check python3 "$(compare_script)" flip-tag bad.core entry.txt
+	arenalloc_gdb "$prog" bad.core -- -ex 'arenalloc verify' >bad.txt
+	atf_check -o match:'state 0, page map tag 2' -o match:'^heap CORRUPT: [0-9]+ problems?$' \
+	    cat bad.txt
+	# A copy that lacks the chunk's memory (its segment emptied, as when a
+	# dump leaves memory out; gdb would read zeros there): what could be
+	# read is printed, what could not is named; no "heap OK".
+	cp core.$pid hole.core
+	atf_check python3 "$(compare_script)" hole hole.core entry.txt
+	arenalloc_gdb "$prog" hole.core -- -ex 'arenalloc stats' -ex 'arenalloc verify' \
+	    -ex "arenalloc find $p" >hole.txt
+	atf_check -o match:'Begin arenalloc statistics' -o match:'cannot read [0-9]+ bytes at 0x' \
+	    -o match:'^arenalloc: cannot read [0-9]+ bytes at 0x' -o not-match:'heap OK' \
+	    -o not-match:Traceback cat hole.txt
 }
 
 atf_test_case bad_input

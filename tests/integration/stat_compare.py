@@ -12,6 +12,13 @@ own messages) may surround its JSON.
       each known pointer: state, region start and usable size as printed.
   stat_compare.py pick TARGET_OUT STATE
       prints the address of the first known pointer in STATE.
+  stat_compare.py flip-tag CORE FIND_JSON
+      in the core file, flips bit 1 of the page map entry FIND_JSON (a
+      --find/find -json answer) names: the tag says "large" for a page of
+      a small run.
+  stat_compare.py hole CORE FIND_JSON
+      empties (p_filesz 0) the core's segment holding that entry, as when
+      a dump leaves memory out.
   stat_compare.py arenas TARGET_OUT GDB_OUT
       the rows of `arenalloc arenas' equal the program's per-arena figures.
   stat_compare.py bins TARGET_OUT GDB_OUT
@@ -20,6 +27,7 @@ own messages) may surround its JSON.
 """
 import json
 import re
+import struct
 import sys
 
 SKIP = {"lock_acquired", "lock_contended"}
@@ -90,8 +98,35 @@ def same(what, mine, theirs, problems):
         problems.append("%s: program says %r, arenalloc-stat %r" % (what, mine, theirs))
 
 
+def patch_core(core, find_json, how):
+    """Applies how ("flip-tag" or "hole") at the page map entry of the
+    find answer in find_json, in the ELF core file core."""
+    entry = load_json(find_json)["page_map_entry"]
+    with open(core, "r+b") as f:
+        ehdr = f.read(64)
+        phoff, = struct.unpack_from("<Q", ehdr, 32)
+        phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
+            if ptype == 1 and vaddr <= entry < vaddr + filesz:
+                if how == "hole":
+                    f.seek(phoff + i * phentsize + 32)
+                    f.write(struct.pack("<Q", 0))  # p_filesz: nothing of it in the file
+                else:
+                    f.seek(off + entry - vaddr)
+                    v, = struct.unpack("<Q", f.read(8))
+                    f.seek(off + entry - vaddr)
+                    f.write(struct.pack("<Q", v ^ 2))
+                return
+    sys.exit("entry %#x not in the core" % entry)
+
+
 def main():
     mode, out = sys.argv[1], sys.argv[2]
+    if mode in ("flip-tag", "hole"):
+        patch_core(sys.argv[2], sys.argv[3], mode)
+        return
     stats, ptrs = target(out)
     problems = []
     if mode == "stats":

@@ -61,46 +61,14 @@ core_body() {
 	p=$(compare pick out allocated)
 	atf_check -o save:entry.json "$(stat_cmd)" --json --find "$p" core.$pid
 	cp core.$pid bad.core
-	atf_check python3 - bad.core entry.json <<'PY'
-import json, struct, sys
-core, entry = sys.argv[1], json.load(open(sys.argv[2]))["page_map_entry"]
-with open(core, "r+b") as f:
-    ehdr = f.read(64)
-    phoff, = struct.unpack_from("<Q", ehdr, 32)
-    phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
-    for i in range(phnum):
-        f.seek(phoff + i * phentsize)
-        ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
-        if ptype == 1 and vaddr <= entry < vaddr + filesz:
-            f.seek(off + entry - vaddr)
-            v, = struct.unpack("<Q", f.read(8))
-            f.seek(off + entry - vaddr)
-            f.write(struct.pack("<Q", v ^ 2))
-            sys.exit(0)
-sys.exit("entry not in the core")
-PY
+	atf_check python3 "$(compare_script)" flip-tag bad.core entry.json
 	atf_check -s exit:1 -o match:'heap CORRUPT' -o match:'state 0, page map tag 2' \
 	    "$(stat_cmd)" --verify bad.core
 	# A core that lacks the chunk's memory (its segment emptied, as when a
 	# dump is cut short): the statistics (metadata memory) are still
 	# printed; verify, which needs the chunk, says what it could not read.
 	cp core.$pid hole.core
-	atf_check python3 - hole.core entry.json <<'PY'
-import json, struct, sys
-core, entry = sys.argv[1], json.load(open(sys.argv[2]))["page_map_entry"]
-with open(core, "r+b") as f:
-    ehdr = f.read(64)
-    phoff, = struct.unpack_from("<Q", ehdr, 32)
-    phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
-    for i in range(phnum):
-        f.seek(phoff + i * phentsize)
-        ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
-        if ptype == 1 and vaddr <= entry < vaddr + filesz:
-            f.seek(phoff + i * phentsize + 32)
-            f.write(struct.pack("<Q", 0))  # p_filesz: nothing of it in the file
-            sys.exit(0)
-sys.exit("entry not in the core")
-PY
+	atf_check python3 "$(compare_script)" hole hole.core entry.json
 	atf_check -o match:'^Allocated: ' "$(stat_cmd)" hole.core
 	atf_check -s exit:2 -o ignore -e match:'cannot read [0-9]+ bytes at 0x' "$(stat_cmd)" --verify hole.core
 	# A core cut short: one line saying so.
