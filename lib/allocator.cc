@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "chunk.h"
 #include "chunk_registry.h"
+#include "hardened.h"
 #include "huge.h"
 #include "init.h"
 #include "report.h"
@@ -100,6 +101,8 @@ void *allocate_small_slow(unsigned bin, bool zero) {
 namespace {
 
 AA_ALWAYS_INLINE void *allocate(size_t size, bool zero) {
+    if (AA_UNLIKELY(hardened_in_force()))
+        return hardened_allocate(size, kMinSize, zero);
     if (AA_LIKELY(size <= kSmallMax))
         return allocate_small_slow(size_to_class(size), zero);
     return allocate_big(size, kPage, zero);
@@ -112,6 +115,8 @@ void *allocate_aligned(size_t size, size_t align) {
         size = 1;
     if (size > kMaxRequest)
         return fail_enomem();
+    if (AA_UNLIKELY(hardened_in_force()))
+        return hardened_allocate(size, align, false);
     return allocate_big(size, align, false);
 }
 
@@ -138,6 +143,8 @@ size_t block_usable_size(const void *ptr, const char *fn) {
 }
 
 void deallocate(void *ptr, const char *fn) {
+    if (AA_UNLIKELY(g_options.hardened) && hardened_free(ptr, fn))
+        return;  // checked and quarantined (hardened.h)
     uintptr_t owner = registry_lookup(ptr);
     if (AA_LIKELY(owner & kRegistryChunk)) {
         tls_thread_state.deallocated_uncached +=
@@ -271,11 +278,16 @@ void *aa_realloc(void *ptr, size_t size) {
     if (size > kMaxRequest)
         return finish("realloc", ptr, size, fail_enomem());
     size_t old_usize = block_usable_size(ptr, "realloc");
+    // With S, blocks always move: the canary and the guard page follow the
+    // new size (hardened.h).
+    bool hardened = g_options.hardened;
+    if (AA_UNLIKELY(hardened) && old_usize != 0)
+        old_usize = hardened_usable_size(ptr, old_usize, "realloc");
     if (old_usize == 0)
         return nullptr;  // reported; the bad pointer is left alone
-    if (resize_in_place(ptr, old_usize, size))
+    if (!hardened && resize_in_place(ptr, old_usize, size))
         return finish("realloc", ptr, size, ptr);
-    if (old_usize > g_chunk.large_max && size > old_usize) {
+    if (!hardened && old_usize > g_chunk.large_max && size > old_usize) {
         // A huge block that cannot grow where it is moves without a copy.
         uintptr_t owner = registry_lookup(ptr);
         void *moved = huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
@@ -343,7 +355,10 @@ void *aa_pvalloc(size_t size) {
 size_t aa_usable_size(const void *ptr) {
     if (ptr == nullptr)
         return 0;
-    return block_usable_size(ptr, "malloc_usable_size");
+    size_t usize = block_usable_size(ptr, "malloc_usable_size");
+    if (AA_UNLIKELY(g_options.hardened) && usize != 0)
+        usize = hardened_usable_size(ptr, usize, "malloc_usable_size");
+    return usize;
 }
 
 }  // namespace arenalloc

@@ -52,9 +52,8 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
         if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
             const Run *r = reinterpret_cast<const Run *>(e);
             size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
-            uint32_t reg = region_index(r->reciprocal, offset);
             if (!kFreeChecks ||
-                AA_LIKELY(static_cast<size_t>(reg) * r->region_size == offset && reg < r->nregs))
+                AA_LIKELY(region_start_index(r->odd_inverse, r->shift, offset) < r->nregs))
                 return tcache_free(tc, size_t{r->size_class}, ptr);
         }
     }

@@ -14,6 +14,7 @@
 #include "init.h"
 #include "thread_state.h"
 #include "arenalloc.h"
+#include "debug_descriptor.h"
 #include "stats.h"
 #include "summary.h"
 #include "util.h"
@@ -21,6 +22,13 @@
 using namespace arenalloc;
 
 extern "C" {
+
+// The debug descriptor (debug_descriptor.cc) is read by debuggers only:
+// nothing in the allocator refers to it, so a static link would leave its
+// object out of the program.  This reference keeps it wherever malloc is.
+extern "C" const struct arenalloc_debug_descriptor ARENALLOC_NAME(arenalloc_debug_descriptor);
+__attribute__((used)) static const void *const debug_descriptor_anchor =
+    &ARENALLOC_NAME(arenalloc_debug_descriptor);
 
 AA_EXPORT void *ARENALLOC_NAME(malloc)(size_t size) { return aa_malloc(size); }
 AA_EXPORT void *ARENALLOC_NAME(calloc)(size_t n, size_t size) { return aa_calloc(n, size); }

@@ -480,11 +480,19 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
         r->size_class = static_cast<uint8_t>(bin_index);
         r->region_size = info.region_size;
         r->reciprocal = info.reciprocal;
+        RegionDivisor div = region_divisor(info.region_size);
+        r->odd_inverse = div.odd_inverse;
+        r->shift = div.shift;
         r->nregs = static_cast<uint16_t>(info.nregs);
         r->nfree = static_cast<uint16_t>(info.nregs);
         r->hint = 0;
         r->bitmap.init(info.nregs);
         tag_pages(r, kPageSmall);
+        // With S every free region reads as junk, so that malloc can check
+        // it: a new run's regions are junk to begin with.
+        if (AA_UNLIKELY(g_options.hardened))
+            memset(reinterpret_cast<void *>(r->base), kJunkOnFree,
+                   static_cast<size_t>(r->npages) << kLgPage);
         bin.nruns++;
         bin.curruns++;
     }
@@ -589,9 +597,18 @@ void region_release_locked(Arena *a, Run *r, uint32_t reg) {
 
 }  // namespace
 
-// J and Z: new blocks zeroed or junk-filled, freed ones junk-filled.
-constexpr int kJunkOnAlloc = 0xa5;
-constexpr int kJunkOnFree = 0x5a;
+namespace {
+
+// S: a region handed out again must still hold the junk written when it
+// was freed; anything else is a write after free, reported with the first
+// byte that changed.
+void check_junk_on_reuse(void *p, size_t usize) {
+    size_t changed = first_byte_not(p, usize, kJunkOnFree);
+    if (AA_UNLIKELY(changed != usize))
+        report_write_after_free(p, changed, usize);
+}
+
+}  // namespace
 
 void fill_new_block(void *p, size_t usize, bool zero, bool known_zero) {
     if (zero || g_options.zero) {
@@ -614,6 +631,8 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
         errno = ENOMEM;
         return nullptr;
     }
+    if (AA_UNLIKELY(g_options.hardened))
+        check_junk_on_reuse(p, bin_info(bin_index).region_size);
     fill_new_block(p, bin_info(bin_index).region_size, zero, false);
     return p;
 }

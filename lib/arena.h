@@ -71,6 +71,20 @@ struct ArenaStats {
     uint64_t npurged_pages;    // dirty pages given back
 };
 
+// The hardened profile's quarantine (hardened.cc): small blocks freed but
+// not yet returned to their runs, so that a freed region is not handed out
+// again at once.  A ring, oldest at `next`; guarded by the arena's mutex.
+constexpr unsigned kQuarantineSlots = 32;
+constexpr size_t kQuarantineBytes = 64 << 10;  // at most this much held per arena
+
+struct Quarantine {
+    void *slot[kQuarantineSlots];
+    uint32_t size[kQuarantineSlots];  // region sizes, for the byte bound
+    uint32_t next;                    // oldest entry
+    uint32_t count;
+    size_t bytes;
+};
+
 struct Arena {
     Mutex mutex;
     unsigned index;
@@ -89,6 +103,7 @@ struct Arena {
     uint64_t decay_epoch_end;        // platform_now_ms() when the period ends
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
+    Quarantine quarantine;           // used only with the S option
 };
 
 // What a thread cache hands an arena for one class: the requests it served
@@ -100,6 +115,12 @@ struct CountDelta {
 
 // A new arena from metadata memory, or nullptr.
 Arena *arena_create(unsigned index);
+
+// J and Z: new blocks zeroed or junk-filled, freed ones junk-filled.  S
+// junk-fills freed small regions too, and checks the junk when a region is
+// handed out again (a write after free).
+constexpr int kJunkOnAlloc = 0xa5;
+constexpr int kJunkOnFree = 0x5a;
 
 // Fills a new block of usize bytes as the options ask (Z zero, J junk);
 // zero forces zeroing, known_zero says the memory already reads as zero.

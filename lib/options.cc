@@ -29,6 +29,7 @@ const OptionDef kOptionTable[] = {
     {'N', OptionKind::kDouble, nullptr, &Options::narenas, 1, kMaxArenas, "arena count"},
     {'P', OptionKind::kBool, &Options::print_summary, nullptr, 0, 0, "statistics at exit"},
     {'Q', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "quantum-spaced classes"},
+    {'S', OptionKind::kBool, &Options::hardened, nullptr, 0, 0, "hardened profile"},
     {'U', OptionKind::kBool, &Options::trace, nullptr, 0, 0, "tracing"},
     {'V', OptionKind::kBool, &Options::malloc0_null, nullptr, 0, 0, "malloc(0) returns NULL"},
     {'X', OptionKind::kBool, &Options::xmalloc, nullptr, 0, 0, "abort on out of memory"},
@@ -129,6 +130,7 @@ void options_reset() {
     g_options.lg_chunk = kLgChunkDefault;
     g_options.decay_ms = kDecayMsDefault;
     g_options.lazy_purge = false;
+    g_options.hardened = kHardenedDefault;
     uint64_t n = uint64_t{4} * platform_ncpus();
     g_options.narenas = static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
 }
@@ -335,7 +337,7 @@ size_t options_in_force(char *buf, size_t cap) {
 
 bool options_need_slow_path() {
     return g_options.junk || g_options.zero || g_options.trace || g_options.xmalloc ||
-           g_options.tcache_shift <= kTcacheShiftOff;
+           g_options.tcache_shift <= kTcacheShiftOff || g_options.hardened;
 }
 
 }  // namespace arenalloc

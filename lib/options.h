@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "config.h"
 #include "util.h"
 
 namespace arenalloc {
@@ -36,6 +37,7 @@ struct Options {
     bool malloc0_null;      // V: malloc(0) returns NULL
     bool xmalloc;           // X: abort instead of returning NULL
     bool zero;              // Z: zero every new block
+    bool hardened;          // S: the hardened profile (hardened.h)
     int decay_ms;           // long form only: the decay time of dirty pages
     bool lazy_purge;        // long form only: purge with MADV_FREE, not MADV_DONTNEED
 };
@@ -54,6 +56,13 @@ constexpr int kTcacheShiftOff = -7;      // "7h" turns thread caches off
 constexpr int kDecayMsDefault = 10000;
 constexpr int kDecayMsMin = 100;
 constexpr int kDecayMsMax = 3600000;
+
+// S is on from the start in a build configured with --enable-hardened
+// (a libc's own config.h may leave the macro out: off).
+#ifndef ARENALLOC_HARDENED_DEFAULT
+#define ARENALLOC_HARDENED_DEFAULT 0
+#endif
+constexpr bool kHardenedDefault = ARENALLOC_HARDENED_DEFAULT != 0;
 
 enum class OptionKind : uint8_t {
     kBool,      // upper case on, lower case off
@@ -97,7 +106,8 @@ void options_set_conf_path(const char *path);
 size_t options_in_force(char *buf, size_t cap);
 
 // True when an option needs every call to take the slow path (junk or
-// zero filling, tracing, aborting on failure, no thread caches).
+// zero filling, tracing, aborting on failure, no thread caches, the
+// hardened profile).
 bool options_need_slow_path();
 
 }  // namespace arenalloc

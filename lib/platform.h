@@ -46,6 +46,11 @@ void pages_unmap(void *addr, size_t size);
 // Returns true when the pages are known to read as zero afterwards.
 bool pages_purge(void *addr, size_t size, bool now);
 
+// Makes [addr, addr+size) (page aligned) inaccessible, so that any access
+// faults at once (a guard page), or read-write again.  False when the
+// kernel refuses (e.g. out of mapping entries); nothing changed then.
+bool pages_protect(void *addr, size_t size, bool accessible);
+
 // Tries to resize the mapping at addr in place (no move).  Returns true on
 // success.  Fails when the platform cannot, or the neighbouring range is
 // taken.

@@ -94,6 +94,17 @@ void pages_unmap(void *addr, size_t size) {
     g_mapped.fetch_sub(size, std::memory_order_relaxed);
 }
 
+// Guard pages (the hardened profile): mprotect(2) is POSIX, the same on
+// every system here.
+bool pages_protect(void *addr, size_t size, bool accessible) {
+    int saved_errno = errno;
+    // char *: illumos declares mprotect with caddr_t by default.
+    bool ok = mprotect(static_cast<char *>(addr), size,
+                       accessible ? PROT_READ | PROT_WRITE : PROT_NONE) == 0;
+    errno = saved_errno;
+    return ok;
+}
+
 bool platform_thread_start(void *(*fn)(void *), void *arg) {
     int saved_errno = errno;
     pthread_attr_t attr;

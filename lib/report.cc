@@ -55,4 +55,29 @@ void report_options_warning(const char *text, char c) {
         platform_abort();
 }
 
+void report_write_after_free(const void *block, size_t offset, size_t region_size) {
+    char buf[256];
+    LineBuffer line(buf, sizeof(buf));
+    uintptr_t at = reinterpret_cast<uintptr_t>(block);
+    line.str("arenalloc: malloc(): write after free to ").hex(at + offset).str(" (block ")
+        .hex(at).str(", size class ").dec(region_size).str(")\n");
+    platform_write_stderr(line.data(), line.size());
+    platform_abort();
+}
+
+void report_overflow(const char *fn, const void *ptr, size_t requested, bool size_known,
+                     size_t region_size) {
+    char buf[256];
+    LineBuffer line(buf, sizeof(buf));
+    line.str("arenalloc: ").str(fn).str("(): write past the end of block ")
+        .hex(reinterpret_cast<uintptr_t>(ptr));
+    if (size_known)
+        line.str(" (requested ").dec(requested).str(" bytes, size class ");
+    else
+        line.str(" (size trailer overwritten, size class ");
+    line.dec(region_size).str(")\n");
+    platform_write_stderr(line.data(), line.size());
+    platform_abort();
+}
+
 }  // namespace arenalloc

@@ -30,6 +30,21 @@ __attribute__((cold)) AA_NOINLINE void report_fatal(const char *text);
 // An options warning: "<prog>: (malloc) <text>"; fatal when A is in force.
 __attribute__((cold)) AA_NOINLINE void report_options_warning(const char *text, char c);
 
+// The hardened profile (S) found a freed region changed when malloc was
+// about to hand it out again: "arenalloc: malloc(): write after free to
+// 0x<block+offset> (block 0x<block>, size class <region_size>)", then
+// abort().
+[[noreturn]] __attribute__((cold)) AA_NOINLINE void report_write_after_free(
+    const void *block, size_t offset, size_t region_size);
+
+// The hardened profile (S) found the canary after a small block changed
+// when fn ("free", "realloc", ...) checked it: "arenalloc: <fn>(): write
+// past the end of block 0x<p> (requested <n> bytes, size class <size>)",
+// or "(size trailer overwritten, size class <size>)" when the stored size
+// itself is gone, then abort().
+[[noreturn]] __attribute__((cold)) AA_NOINLINE void report_overflow(
+    const char *fn, const void *ptr, size_t requested, bool size_known, size_t region_size);
+
 }  // namespace arenalloc
 
 #endif

@@ -150,6 +150,34 @@ AA_ALWAYS_INLINE uint32_t region_index(uint32_t reciprocal, size_t offset) {
     return static_cast<uint32_t>((static_cast<uint64_t>(offset) * reciprocal) >> 32);
 }
 
+// A region size d = d_odd * 2^shift as the pair free()'s check uses: the
+// inverse of d_odd modulo 2^64, and shift.
+struct RegionDivisor {
+    uint64_t odd_inverse;
+    uint8_t shift;
+};
+
+constexpr RegionDivisor region_divisor(uint32_t size) {
+    uint8_t shift = 0;
+    while ((size >> shift & 1) == 0)
+        shift++;
+    uint64_t odd = size >> shift;
+    uint64_t inv = odd;  // correct to 3 bits; each step doubles them
+    for (int i = 0; i < 5; i++)
+        inv *= 2 - odd * inv;
+    return RegionDivisor{inv, shift};
+}
+
+// offset / d when d divides offset; otherwise a number of at least
+// 2^64 / d (so above any region count): the multiply by the odd part's
+// inverse is exact only for its multiples, and a rotate brings any low
+// bits left by a missing power of two to the top.  One compare against
+// the run's region count then checks "a region start inside the run".
+AA_ALWAYS_INLINE uint64_t region_start_index(uint64_t odd_inverse, unsigned shift, size_t offset) {
+    uint64_t x = static_cast<uint64_t>(offset) * odd_inverse;
+    return (x >> shift) | (x << ((64 - shift) & 63));
+}
+
 }  // namespace arenalloc
 
 #endif

@@ -1,5 +1,7 @@
-// util.cc — number formatting without stdio.
+// util.cc — number formatting without stdio, and a byte scan.
 #include "util.h"
+
+#include <string.h>
 
 namespace arenalloc {
 
@@ -12,6 +14,25 @@ size_t format_decimal(char *buf, uint64_t v) {
     } while (v != 0);
     for (size_t i = 0; i < n; i++)
         buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+size_t first_byte_not(const void *p, size_t n, unsigned char c) {
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    const uint64_t pattern = 0x0101010101010101ull * c;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w0, w1, w2, w3;  // four loads, no copy through the stack
+        memcpy(&w0, b + i, 8);
+        memcpy(&w1, b + i + 8, 8);
+        memcpy(&w2, b + i + 16, 8);
+        memcpy(&w3, b + i + 24, 8);
+        if (((w0 ^ pattern) | (w1 ^ pattern) | (w2 ^ pattern) | (w3 ^ pattern)) != 0)
+            break;
+    }
+    for (; i < n; i++)
+        if (b[i] != c)
+            return i;
     return n;
 }
 

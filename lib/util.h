@@ -44,6 +44,10 @@ constexpr size_t align_down(size_t x, size_t align) {
 size_t format_decimal(char *buf, uint64_t v);
 size_t format_hex(char *buf, uint64_t v);
 
+// The offset of the first of the n bytes at p that is not c, or n: a scan
+// that compares 32 bytes at a time (the S option's junk and canary checks).
+size_t first_byte_not(const void *p, size_t n, unsigned char c);
+
 // Bounded string builder over a caller-provided buffer, for messages that
 // must be composed without malloc or stdio.
 class LineBuffer {

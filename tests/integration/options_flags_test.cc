@@ -616,23 +616,23 @@ ATF_TEST_CASE_BODY(options__G_gc_drains_idle_cache)
 ATF_TEST_CASE_WITHOUT_HEAD(options__H_thread_cache_capacity);
 ATF_TEST_CASE_BODY(options__H_thread_cache_capacity)
 {
-    // 32 blocks of 1 KiB freed by the main thread (of 64 allocated), then
+    // 64 blocks of 1 KiB freed by the main thread (of 128 allocated), then
     // looked for by another
     // thread of the same (only) arena: those it cannot get are held in the
-    // main thread's cache.  The 1 KiB class caches 16 KiB worth: 16 blocks
-    // by default, 32 with H, 8 with h, none with 7h (caches off).
+    // main thread's cache.  The 1 KiB class caches 32 KiB worth: 32 blocks
+    // by default, 64 with H, 16 with h, none with 7h (caches off).
     const std::string n1 = one_arena();
-    const std::vector<std::string> env = { "OPTFLAGS_SIZE=1024", "OPTFLAGS_COUNT=32" };
+    const std::vector<std::string> env = { "OPTFLAGS_SIZE=1024", "OPTFLAGS_COUNT=64" };
     Child c = run_mode("tcache", n1, env);
     TU_REQUIRE_MSG(c.num("narenas") == 1, c.r.out);
     long long r = c.num("retained");
-    TU_REQUIRE_MSG(r >= 1 && r <= 16, "default: " << r << " of 32 retained");
+    TU_REQUIRE_MSG(r >= 1 && r <= 32, "default: " << r << " of 64 retained");
     c = run_mode("tcache", n1 + "H", env);
     r = c.num("retained");
-    TU_REQUIRE_MSG(r > 16 && r <= 32, "H: " << r << " of 32 retained");
+    TU_REQUIRE_MSG(r > 32 && r <= 64, "H: " << r << " of 64 retained");
     c = run_mode("tcache", n1 + "h", env);
     r = c.num("retained");
-    TU_REQUIRE_MSG(r >= 1 && r <= 8, "h: " << r << " of 32 retained");
+    TU_REQUIRE_MSG(r >= 1 && r <= 16, "h: " << r << " of 64 retained");
     for (const char *h : { "7h", "9h" }) {
         c = run_mode_raw("tcache", n1 + h, env);
         TU_REQUIRE_MSG(c.r.exited_ok() && c.has("done"), h << ": " << c.r.describe());

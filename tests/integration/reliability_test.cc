@@ -11,6 +11,10 @@
 //   threads__churn  20,000 short threads, some of whose blocks the main
 //       thread frees after they exit: resident memory, arenas in use and
 //       reuse of the exited threads' memory
+//   integrity__use_after_free_cannot_redirect  (item 2) writes into freed
+//       small, large and huge blocks -- pointers to a static buffer, as an
+//       exploit would plant -- never make the allocator hand out or write
+//       to that buffer: its free lists live outside the blocks
 //
 // Each runs in a child process (its own limits, a clean heap) and prints
 // "key=value" figures; the figures are also written to this test's stdout.
@@ -507,10 +511,73 @@ ATF_TEST_CASE_BODY(threads__churn)
                    "memory freed after its thread exited is not reused: " << r.out);
 }
 
+namespace {
+
+// What a use-after-free exploit would plant in a freed block: pointers to
+// memory it wants the allocator to hand out (or write to).
+unsigned char g_target[4096] __attribute__((aligned(64)));
+
+bool in_target(const void *p)
+{
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    uintptr_t t = reinterpret_cast<uintptr_t>(g_target);
+    return a >= t && a < t + sizeof(g_target);
+}
+
+void plant(void *block, size_t size)
+{
+    uintptr_t *w = static_cast<uintptr_t *>(block);
+    for (size_t i = 0; i < size / sizeof(uintptr_t) && i < 64; i++)
+        w[i] = reinterpret_cast<uintptr_t>(g_target) + 64 * (i % 32);
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(integrity__use_after_free_cannot_redirect);
+ATF_TEST_CASE_BODY(integrity__use_after_free_cannot_redirect)
+{
+    memset(g_target, 0x3c, sizeof(g_target));
+    const size_t sizes[] = { 16, 64, 1024, 8192, 40000, 300000, 3 << 20 };
+    for (size_t size : sizes) {
+        // Free many blocks (so that some go through the thread cache, some
+        // are flushed to the arena, and runs empty), then write into every
+        // one of them after the free.  At most 32 MiB: the allocator keeps
+        // that much mapped (empty chunks, cached huge mappings), so the
+        // writes land in its memory rather than in unmapped space.
+        std::vector<void *> blocks;
+        size_t fit = (size_t(32) << 20) / size;
+        const int n = fit > 400 ? 400 : fit < 4 ? 4 : static_cast<int>(fit);
+        for (int i = 0; i < n; i++)
+            blocks.push_back(malloc(size));
+        for (void *p : blocks)
+            free(p);
+        for (void *p : blocks)
+            plant(p, size);
+        // The allocator keeps working, never returns the planted addresses
+        // and never writes where they point.
+        std::vector<void *> again;
+        for (int i = 0; i < 2 * n; i++) {
+            void *p = malloc(size);
+            TU_REQUIRE_MSG(p != NULL, "malloc(" << size << ") failed");
+            TU_REQUIRE_MSG(!in_target(p), "malloc(" << size
+                                              << ") returned a planted address " << p);
+            TU_REQUIRE_MSG(malloc_usable_size(p) >= size, "bad usable size");
+            memset(p, 0x11, size < 4096 ? size : 4096);
+            again.push_back(p);
+        }
+        for (void *p : again)
+            free(p);
+        for (size_t i = 0; i < sizeof(g_target); i++)
+            TU_REQUIRE_MSG(g_target[i] == 0x3c, "the allocator wrote to a planted address (size "
+                                                     << size << ", byte " << i << ")");
+    }
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, oom__recovers_under_rlimit_as);
     ATF_ADD_TEST_CASE(tcs, oom__gives_back_before_failing);
     ATF_ADD_TEST_CASE(tcs, fork__storm);
     ATF_ADD_TEST_CASE(tcs, threads__churn);
+    ATF_ADD_TEST_CASE(tcs, integrity__use_after_free_cannot_redirect);
 }

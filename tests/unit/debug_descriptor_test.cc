@@ -72,13 +72,14 @@ const Member kArena[] = {
     M(Arena, free_buckets), M(Arena, free_nonempty), M(Arena, chunks), M(Arena, nempty_chunks),
     M(Arena, spare_runs), M(Arena, nactive), M(Arena, nactive_peak), M(Arena, ndirty),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
-    M(Arena, stats), M(Arena, large)};
+    M(Arena, stats), M(Arena, large), M(Arena, quarantine)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
                          M(Chunk, from_sbrk), FLEX(Chunk, map, PageMapEntry)};
-const Member kRun[] = {M(Run, base), M(Run, region_size), M(Run, reciprocal), M(Run, nregs),
+const Member kRun[] = {M(Run, base), M(Run, odd_inverse), M(Run, region_size),
+                       M(Run, reciprocal), M(Run, nregs),
                        M(Run, nfree), M(Run, hint), M(Run, state), M(Run, size_class),
-                       M(Run, npages), M(Run, zeroed), M(Run, ndirty), M(Run, dirty_since), M(Run, chunk),
+                       M(Run, shift), M(Run, npages), M(Run, zeroed), M(Run, ndirty), M(Run, dirty_since), M(Run, chunk),
                        M(Run, next), M(Run, prev), M(Run, dirty_next), M(Run, dirty_prev),
                        M(Run, bitmap)};
 const Member kBitmap[] = {M(RunBitmap, words)};

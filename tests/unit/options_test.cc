@@ -95,6 +95,7 @@ Fields fields() {
         {"malloc0_null", o.malloc0_null},
         {"xmalloc", o.xmalloc},
         {"zero", o.zero},
+        {"hardened", o.hardened},
     };
 }
 
@@ -413,6 +414,8 @@ ATF_TEST_CASE_BODY(parse__each_letter_changes_its_field) {
         {'x', "X", "xmalloc", 1, 0},
         {'Z', "", "zero", 0, 1},
         {'z', "Z", "zero", 1, 0},
+        {'S', "s", "hardened", 0, 1},  // s first: --enable-hardened makes S the default
+        {'s', "S", "hardened", 1, 0},
     };
     // Every letter of the table is covered here in both cases, except the
     // ignored ones (tested below), and nothing else is.
@@ -683,7 +686,7 @@ ATF_TEST_CASE_BODY(parse__separate_letters_past_bound_warn_each) {
 ATF_TEST_CASE_WITHOUT_HEAD(parse__unknown_characters);
 ATF_TEST_CASE_BODY(parse__unknown_characters) {
     const Fields d = default_fields();
-    for (char c : std::string("yYbBiIlLoOrRsStTwW?;:,.-+=/ _~!@#$%^&*()[]{}'\"\\|<>")) {
+    for (char c : std::string("yYbBiIlLoOrRtTwW?;:,.-+=/ _~!@#$%^&*()[]{}'\"\\|<>")) {
         const std::string s(1, c);
         const std::string err = parse(s);
         ATF_REQUIRE_MSG(err == unsupported(c) + "\n",
@@ -965,8 +968,8 @@ ATF_TEST_CASE_BODY(in_force__boolean_letters) {
     for (unsigned i = 0; i < kOptionTableSize; i++)
         if (kOptionTable[i].kind == OptionKind::kBool)
             bools += kOptionTable[i].letter;
-    ATF_REQUIRE_EQ(bools.size(), 9u);  // A D J M P U V X Z
-    for (const char *s : {"", "AJZ", "DmPUVX", "ADJMPUVXZ", "adjmpuvxz"}) {
+    ATF_REQUIRE_EQ(bools.size(), 10u);  // A D J M P S U V X Z
+    for (const char *s : {"", "AJZ", "DmPSUVX", "ADJMPSUVXZ", "adjmpsuvxz"}) {
         parse(s);
         char buf[64];
         memset(buf, 0x7e, sizeof(buf));
@@ -986,6 +989,7 @@ ATF_TEST_CASE_BODY(in_force__boolean_letters) {
             if (l == 'V') on = g_options.malloc0_null;
             if (l == 'X') on = g_options.xmalloc;
             if (l == 'Z') on = g_options.zero;
+            if (l == 'S') on = g_options.hardened;
             const char want = on ? l : lower;
             const char other = on ? lower : l;
             ATF_REQUIRE_MSG(got.find(want) != std::string::npos &&

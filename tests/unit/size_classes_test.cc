@@ -84,6 +84,29 @@ ATF_TEST_CASE_BODY(region_index__exact_for_every_offset) {
     }
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(region_start_index__only_region_starts_pass);
+ATF_TEST_CASE_BODY(region_start_index__only_region_starts_pass) {
+    // free()'s check: below nregs exactly for the offset of a region start
+    // inside the run, for every byte offset of the run and beyond, and for
+    // pointers just before the run (offsets that wrap).
+    for (unsigned bin = 0; bin < kNumBins; bin++) {
+        const BinInfo &b = bin_info(bin);
+        RegionDivisor d = region_divisor(b.region_size);
+        ATF_REQUIRE_EQ(uint64_t{b.region_size} >> d.shift << d.shift, uint64_t{b.region_size});
+        ATF_REQUIRE_EQ((b.region_size >> d.shift) * d.odd_inverse, 1u);
+        size_t run = size_t{b.run_pages} * kPage;
+        for (size_t off = 0; off < run + 2 * b.region_size; off++) {
+            uint64_t q = region_start_index(d.odd_inverse, d.shift, off);
+            bool start = off % b.region_size == 0 && off / b.region_size < b.nregs;
+            ATF_REQUIRE_MSG((q < b.nregs) == start, "class " << bin << " offset " << off);
+            if (start)
+                ATF_REQUIRE_EQ(q, off / b.region_size);
+        }
+        for (size_t back = 1; back <= 4 * kPage; back++)
+            ATF_REQUIRE(region_start_index(d.odd_inverse, d.shift, size_t{0} - back) >= b.nregs);
+    }
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(size_classes__natural_alignment);
 ATF_TEST_CASE_BODY(size_classes__natural_alignment) {
     // Regions start at multiples of their size from a page-aligned run, so a
@@ -105,6 +128,7 @@ ATF_TEST_CASE_BODY(size_classes__natural_alignment) {
 }
 
 ATF_INIT_TEST_CASES(tcs) {
+    ATF_ADD_TEST_CASE(tcs, region_start_index__only_region_starts_pass);
     ATF_ADD_TEST_CASE(tcs, size_classes__strictly_increasing);
     ATF_ADD_TEST_CASE(tcs, size_classes__waste_bounded);
     ATF_ADD_TEST_CASE(tcs, size_to_class__smallest_fitting);

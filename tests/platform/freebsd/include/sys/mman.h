@@ -1,9 +1,10 @@
-/* Stub of FreeBSD <sys/mman.h>, as mmap(2), munmap(2) and madvise(2)
- * give it. */
+/* Stub of FreeBSD <sys/mman.h>, as mmap(2), munmap(2), madvise(2) and
+ * mprotect(2) give it. */
 #ifndef STUB_SYS_MMAN_H
 #define STUB_SYS_MMAN_H
 #include <sys/types.h>
 
+#define PROT_NONE 0x00
 #define PROT_READ 0x01
 #define PROT_WRITE 0x02
 #define MAP_PRIVATE 0x0002
@@ -22,6 +23,7 @@ extern "C" {
 void *mmap(void *, size_t, int, int, int, off_t);
 int munmap(void *, size_t);
 int madvise(void *, size_t, int);
+int mprotect(void *, size_t, int);
 #ifdef __cplusplus
 }
 #endif

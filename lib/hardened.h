@@ -1,0 +1,67 @@
+// hardened.h — the hardened profile (MALLOC_OPTIONS flag S, or configure
+// --enable-hardened): checks that catch heap overflows and writes after
+// free as they happen, at a cost in speed and memory.  Off by default; with
+// S on, options_need_slow_path() shuts the inline fast paths and the thread
+// caches, so every check below runs in the slow paths and the default
+// build's hit paths are untouched.
+//
+//  - A canary after each small block.  A request of n bytes (n >= 1) is
+//    served from the class of n + kHardenedSlack; the region's last four
+//    bytes hold n, mixed with a keyed hash of the block's address, and the
+//    bytes from n up to them hold a canary byte (odd, so never NUL; also
+//    keyed by the address).  free() and realloc() (and malloc_usable_size)
+//    check both: a write of even one byte past the requested size, a NUL
+//    included, is reported and the program aborted.  malloc_usable_size
+//    reports n, the requested size, so a caller that fills what it is told
+//    is usable never touches the canary.
+//  - Junk on free, checked at reuse.  A freed small region is filled with
+//    the J option's free byte (kJunkOnFree), as are new small runs; malloc
+//    checks every byte when it hands the region out again (arena.cc), and
+//    reports a write after free.
+//  - Delayed reuse.  A freed small region waits in its arena's quarantine
+//    (kQuarantineSlots regions, at most kQuarantineBytes) before it goes
+//    back to its run; a second free while it waits is a double free.
+//  - Guard pages.  A large or huge block gets one more page, made
+//    inaccessible (pages_protect), right after its usable size: a write
+//    past malloc_usable_size() faults at once.  Blocks are never resized
+//    in place, so the guard and the canary always follow the current size.
+#ifndef ARENALLOC_HARDENED_H
+#define ARENALLOC_HARDENED_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include "init.h"
+#include "options.h"
+#include "util.h"
+
+namespace arenalloc {
+
+constexpr size_t kHardenedTrailer = 4;                     // the stored size
+constexpr size_t kHardenedSlack = kHardenedTrailer + 1;    // and one canary byte at least
+
+// Whether S is in force; initializes first, so that the very first block
+// is made by the same rules that will free it.
+AA_ALWAYS_INLINE bool hardened_in_force() {
+    return ensure_initialized() && g_options.hardened;
+}
+
+// A block of size bytes aligned to align (a power of two; kMinSize or less
+// for plain malloc), zeroed when zero is set, with its canary or guard
+// page; nullptr with errno ENOMEM on failure.
+void *hardened_allocate(size_t size, size_t align, bool zero);
+
+// free(ptr) on behalf of fn: checks the canary of a small block and puts
+// it in the quarantine (true: nothing more to do), or makes the guard page
+// of a large or huge block accessible again (false: the caller frees it as
+// usual, as it does pointers it does not recognise).
+bool hardened_free(void *ptr, const char *fn);
+
+// The usable size of the live block ptr, whose full usable size (checked
+// by the caller) is usize: the requested size of a small block, once its
+// canary is checked; a large or huge block's size less the guard page.
+size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn);
+
+}  // namespace arenalloc
+
+#endif
