@@ -23,6 +23,16 @@ require_gdb() {
 	export ARENALLOC_WALKER
 }
 
+# After start_target: skips when gdb cannot attach for a reason Yama does
+# not explain (a container without ptrace, a seccomp filter).
+require_attach() {
+	gdb -batch -nx -p $pid >attach.txt 2>&1
+	if grep -q 'ptrace: Operation not permitted' attach.txt; then
+		stop_target
+		atf_skip "gdb cannot attach to a process here (ptrace: Operation not permitted)"
+	fi
+}
+
 # arenalloc_gdb TARGET-ARGS -- COMMAND...: runs the gdb commands, in batch
 # mode, on the target (-p PID, or PROGRAM CORE); output on stdout.
 arenalloc_gdb() {
@@ -81,6 +91,7 @@ live_body() {
 	require_gdb
 	require_ptrace
 	start_target
+	require_attach
 	check_commands -p $pid
 	# Corrupt the page map entry of a live block's page from gdb (the tag
 	# says "large" for a page of a small run): verify reports it; put back,
@@ -108,6 +119,7 @@ core_body() {
 	require_ptrace
 	command -v gcore >/dev/null 2>&1 || atf_skip "gcore (gdb) is not installed"
 	start_target
+	require_attach
 	atf_check -o ignore -e ignore gcore -o core $pid
 	stop_target
 	[ -f core.$pid ] || atf_fail "gcore wrote no core.$pid"
@@ -156,6 +168,7 @@ bad_input_body() {
 	atf_check -o match:'^arenalloc: no arenalloc in this program: no symbol arenalloc_debug_descriptor' \
 	    -o not-match:Traceback cat other.txt
 	start_target
+	require_attach
 	# A descriptor that is not arenalloc's (its magic overwritten), then
 	# one of another version; the walker's own line, no traceback.
 	arenalloc_gdb -p $pid -- \
@@ -188,6 +201,7 @@ auto_load_body() {
 	require_gdb
 	require_ptrace
 	start_target
+	require_attach
 	# gdb looks for OBJFILE-gdb.py beside the objfile; once loaded that
 	# way, the script sourced again replaces its commands harmlessly.
 	cp "$(script)" libarenalloc.so.0-gdb.py
