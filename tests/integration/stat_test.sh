@@ -9,43 +9,8 @@ stat_cmd() { echo "$(atf_config_get top_builddir)/tools/arenalloc-stat"; }
 compare_script() { echo "$(atf_config_get top_srcdir)/tests/integration/stat_compare.py"; }
 compare() { python3 "$(compare_script)" "$@"; }
 
-# Can this process attach to another with ptrace?  Yama's scope 1 is
-# handled by heap_target (PR_SET_PTRACER); 2 needs CAP_SYS_PTRACE; 3 forbids.
-require_ptrace() {
-	scope=0
-	if [ -r /proc/sys/kernel/yama/ptrace_scope ]; then
-		scope=$(cat /proc/sys/kernel/yama/ptrace_scope)
-	fi
-	if [ "$scope" -ge 3 ] || { [ "$scope" -ge 2 ] && [ "$(id -u)" -ne 0 ]; }; then
-		atf_skip "ptrace is not permitted here (kernel.yama.ptrace_scope=$scope)"
-	fi
-}
-
-# Starts heap_target under a stripped copy of the library; sets $pid.
-start_target() {
-	cp "$(atf_config_get shlib)" libarenalloc.so.0 || atf_fail "no library"
-	strip --strip-all libarenalloc.so.0 || atf_fail "strip failed"
-	if nm libarenalloc.so.0 >/dev/null 2>&1 && nm libarenalloc.so.0 2>/dev/null | grep -q .; then
-		atf_fail "the copy still has a symbol table"
-	fi
-	mkfifo in
-	LD_PRELOAD=$PWD/libarenalloc.so.0 \
-	    "$(atf_config_get top_builddir)/tests/integration/heap_target" <in >out 2>err &
-	pid=$!
-	exec 3>in
-	n=0
-	until grep -q '^READY' out; do
-		kill -0 $pid 2>/dev/null || { cat err; atf_fail "heap_target exited early"; }
-		n=$((n + 1))
-		[ $n -lt 3000 ] || atf_fail "heap_target never got ready"
-		sleep 0.1
-	done
-}
-
-stop_target() {
-	exec 3>&-
-	wait $pid || atf_fail "heap_target failed"
-}
+# require_ptrace, start_target, stop_target
+use_heap_target() { . "$(atf_config_get top_srcdir)/tests/integration/heap_target.subr"; }
 
 # The checks shared by the live and the core case; $1 is the PID or core.
 check_reader() {
@@ -68,6 +33,7 @@ live_head() {
 	atf_set "require.progs" "python3 strip nm"
 }
 live_body() {
+	use_heap_target
 	require_ptrace
 	start_target
 	check_reader $pid
@@ -82,6 +48,7 @@ core_head() {
 	atf_set "require.progs" "python3 strip nm"
 }
 core_body() {
+	use_heap_target
 	require_ptrace
 	command -v gcore >/dev/null 2>&1 || atf_skip "gcore (gdb) is not installed"
 	start_target
@@ -94,46 +61,14 @@ core_body() {
 	p=$(compare pick out allocated)
 	atf_check -o save:entry.json "$(stat_cmd)" --json --find "$p" core.$pid
 	cp core.$pid bad.core
-	atf_check python3 - bad.core entry.json <<'PY'
-import json, struct, sys
-core, entry = sys.argv[1], json.load(open(sys.argv[2]))["page_map_entry"]
-with open(core, "r+b") as f:
-    ehdr = f.read(64)
-    phoff, = struct.unpack_from("<Q", ehdr, 32)
-    phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
-    for i in range(phnum):
-        f.seek(phoff + i * phentsize)
-        ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
-        if ptype == 1 and vaddr <= entry < vaddr + filesz:
-            f.seek(off + entry - vaddr)
-            v, = struct.unpack("<Q", f.read(8))
-            f.seek(off + entry - vaddr)
-            f.write(struct.pack("<Q", v ^ 2))
-            sys.exit(0)
-sys.exit("entry not in the core")
-PY
+	atf_check python3 "$(compare_script)" flip-tag bad.core entry.json
 	atf_check -s exit:1 -o match:'heap CORRUPT' -o match:'state 0, page map tag 2' \
 	    "$(stat_cmd)" --verify bad.core
 	# A core that lacks the chunk's memory (its segment emptied, as when a
 	# dump is cut short): the statistics (metadata memory) are still
 	# printed; verify, which needs the chunk, says what it could not read.
 	cp core.$pid hole.core
-	atf_check python3 - hole.core entry.json <<'PY'
-import json, struct, sys
-core, entry = sys.argv[1], json.load(open(sys.argv[2]))["page_map_entry"]
-with open(core, "r+b") as f:
-    ehdr = f.read(64)
-    phoff, = struct.unpack_from("<Q", ehdr, 32)
-    phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
-    for i in range(phnum):
-        f.seek(phoff + i * phentsize)
-        ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
-        if ptype == 1 and vaddr <= entry < vaddr + filesz:
-            f.seek(phoff + i * phentsize + 32)
-            f.write(struct.pack("<Q", 0))  # p_filesz: nothing of it in the file
-            sys.exit(0)
-sys.exit("entry not in the core")
-PY
+	atf_check python3 "$(compare_script)" hole hole.core entry.json
 	atf_check -o match:'^Allocated: ' "$(stat_cmd)" hole.core
 	atf_check -s exit:2 -o ignore -e match:'cannot read [0-9]+ bytes at 0x' "$(stat_cmd)" --verify hole.core
 	# A core cut short: one line saying so.
@@ -146,6 +81,7 @@ bad_targets_head() {
 	atf_set "descr" "another program, a file that is not a core, no such process: one clear line"
 }
 bad_targets_body() {
+	use_heap_target
 	require_ptrace
 	echo hello >notcore
 	atf_check -s exit:2 -e match:'neither a process id nor an ELF core file' \
