@@ -27,6 +27,9 @@ size_t g_fast_limit = 0;
 namespace {
 
 Mutex g_init_mutex;     // serializes initialization
+// The thread in init_slow() while it installs the hooks (its
+// tls_thread_state's address, unique per thread), or nullptr.
+std::atomic<const void *> g_init_owner{nullptr};
 Mutex g_arenas_mutex;   // serializes arena creation
 std::atomic<Arena *> *g_arenas = nullptr;
 
@@ -47,6 +50,10 @@ void install_hooks() {
 }  // namespace
 
 bool init_slow() {
+    // The hooks may allocate: the thread installing them is served (its
+    // data structures are ready) while every other thread waits.
+    if (g_init_owner.load(std::memory_order_relaxed) == &tls_thread_state)
+        return true;
     g_init_mutex.lock();
     if (g_initialized.load(std::memory_order_acquire)) {
         g_init_mutex.unlock();
@@ -76,14 +83,20 @@ bool init_slow() {
     g_arenas[0].store(first, std::memory_order_release);
     g_narenas = n;
     trace_init();
+    // The fork handlers are in place before any other thread can take an
+    // allocator lock: a fork in between would leave the child waiting
+    // forever on a lock held by a thread it does not have.  (Found by
+    // tools/check-sanitized: the slower instrumented build widened the
+    // window enough for prefixed_test's fork_while_busy to hang.)
+    g_init_owner.store(&tls_thread_state, std::memory_order_relaxed);
+    install_hooks();
+    g_init_owner.store(nullptr, std::memory_order_relaxed);
     g_initialized.store(true, std::memory_order_release);
     // Options that need every call on the slow path keep the inline fast
     // paths shut; otherwise they open now.
     if (!options_need_slow_path())
         g_fast_limit = kLookupMax;
     g_init_mutex.unlock();
-    // Hooks may allocate; the allocator can serve them now.
-    install_hooks();
     return true;
 }
 
