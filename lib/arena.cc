@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "base.h"
+#include "chunk_registry.h"
+#include "debug_assert.h"
 #include "decay.h"
 #include "options.h"
 #include "platform.h"
@@ -114,6 +116,23 @@ uint32_t count_dirty(const Chunk *c, uint32_t first, uint32_t n) {
     return d;
 }
 
+// For AA_ASSERT: run r lies in its chunk's usable pages, and the map
+// entries of its first and last page name r with r's state.
+[[maybe_unused]] bool run_map_agrees(const Run *r) {
+    const Chunk *c = r->chunk;
+    uint32_t first = run_first_page(r);
+    uint32_t last = first + r->npages - 1;
+    return r->npages != 0 && first >= c->header_pages && last < c->npages &&
+           page_map_run(c->map[first]) == r && page_map_tag(c->map[first]) == r->state &&
+           page_map_run(c->map[last]) == r && page_map_tag(c->map[last]) == r->state;
+}
+
+// For AA_ASSERT: c is a live arena chunk, and the registry says so for p.
+[[maybe_unused]] bool chunk_owns(const Chunk *c, const void *p) {
+    return c->magic == kChunkMagic &&
+           registry_lookup(p) == (reinterpret_cast<uintptr_t>(c) | kRegistryChunk);
+}
+
 // ---- free runs: size buckets and the dirty list --------------------------
 
 void dirty_list_append(Arena *a, Run *r) {
@@ -141,18 +160,23 @@ void dirty_list_remove(Arena *a, Run *r) {
 // A free run is on its size bucket, and on the dirty list when it has
 // dirty pages.
 void free_run_insert(Arena *a, Run *r) {
+    AA_ASSERT(r->state == kPageFree && r->ndirty <= r->npages && run_map_agrees(r));
     bucket_insert(a, r);
     if (r->ndirty != 0)
         dirty_list_append(a, r);
 }
 
 void free_run_remove(Arena *a, Run *r) {
+    AA_ASSERT(r->state == kPageFree && r->ndirty <= r->npages && run_map_agrees(r));
     bucket_remove(a, r);
     if (r->ndirty != 0)
         dirty_list_remove(a, r);
 }
 
-void note_dirty_dropped(Arena *a, uint32_t n) { a->ndirty -= n; }
+void note_dirty_dropped(Arena *a, uint32_t n) {
+    AA_ASSERT(a->ndirty >= n);
+    a->ndirty -= n;
+}
 
 // ---- chunks ----------------------------------------------------------
 
@@ -389,6 +413,7 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         desc_free(a, spare1);
     if (spare2 != nullptr)
         desc_free(a, spare2);
+    AA_ASSERT(c->nfree_pages >= npages && dirty_trail <= trail);
     c->nfree_pages -= npages;
     a->nactive += npages;
     if (a->nactive > a->nactive_peak)
@@ -413,6 +438,7 @@ void run_release(Arena *a, Run *r) {
     // with free neighbours takes the new pages' age.
     uint64_t now = platform_now_ms();
     r->dirty_since = static_cast<uint32_t>(now);
+    AA_ASSERT(a->nactive >= n && c->nfree_pages + n <= chunk_usable_pages());
     c->nfree_pages += n;
     a->nactive -= n;
     a->ndirty += n;
@@ -488,6 +514,7 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
         r->hint = 0;
         r->bitmap.init(info.nregs);
         tag_pages(r, kPageSmall);
+        AA_ASSERT(r->bitmap.count_free() == r->nfree && run_map_agrees(r));
         // With S every free region reads as junk, so that malloc can check
         // it: a new run's regions are junk to begin with.
         if (AA_UNLIKELY(g_options.hardened))
@@ -518,6 +545,7 @@ const char *validate_locked(Chunk *c, const void *p, Run **run_out, uint32_t *re
             return "not the start of a block";
         if (r->bitmap.is_free(reg))
             return "block already free (double free)";
+        AA_ASSERT(r->chunk == c && r->size_class < kNumBins && run_map_agrees(r));
         *run_out = r;
         *reg_out = reg;
         return nullptr;
@@ -526,6 +554,7 @@ const char *validate_locked(Chunk *c, const void *p, Run **run_out, uint32_t *re
         Run *r = page_map_run(e);
         if (reinterpret_cast<uintptr_t>(p) != r->base)
             return "not the start of a block";
+        AA_ASSERT(r->chunk == c && r->size_class >= kNumBins && run_map_agrees(r));
         *run_out = r;
         return nullptr;
     }
@@ -566,6 +595,8 @@ void *region_take_locked(Arena *a, unsigned bin_index) {
     unsigned reg = r->bitmap.take_first(&hint);
     r->hint = static_cast<uint16_t>(hint);
     r->nfree--;
+    AA_ASSERT(reg < r->nregs && r->state == kPageSmall && r->size_class == bin_index);
+    AA_ASSERT(r->bitmap.count_free() == r->nfree);
     bin.nmalloc++;
     a->stats.allocated_small += info.region_size;
     return reinterpret_cast<void *>(r->base + static_cast<uintptr_t>(reg) * info.region_size);
@@ -579,6 +610,7 @@ void region_release_locked(Arena *a, Run *r, uint32_t reg) {
     bool was_full = r->nfree == 0;
     r->bitmap.set_free(reg);
     r->nfree++;
+    AA_ASSERT(r->nfree <= r->nregs && r->bitmap.count_free() == r->nfree);
     if (reg / 64 < r->hint)
         r->hint = static_cast<uint16_t>(reg / 64);
     bin.ndalloc++;
@@ -666,6 +698,7 @@ unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     for (unsigned i = 0; i < n; i++) {
         void *p = ptrs[i];
         Chunk *c = chunk_containing(p);
+        AA_ASSERT(chunk_owns(c, p));  // a cache holds only regions it was given
         if (c->arena != a) {
             ptrs[kept++] = p;  // another arena's: the caller's next pass
             continue;
@@ -719,6 +752,7 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
 }
 
 size_t arena_free(Chunk *c, void *p, const char *fn) {
+    AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     a->mutex.lock();
     Run *r = nullptr;
@@ -750,6 +784,7 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
 }
 
 bool arena_region_is_free(Chunk *c, const void *p) {
+    AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     MutexGuard guard(a->mutex);
     PageMapEntry e = c->map[chunk_page_index(c, p)];
@@ -761,6 +796,7 @@ bool arena_region_is_free(Chunk *c, const void *p) {
 }
 
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
+    AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     a->mutex.lock();
     Run *r = nullptr;
@@ -792,6 +828,7 @@ void move_large_class(Arena *a, Run *r, unsigned cls) {
 }  // namespace
 
 bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
+    AA_ASSERT(chunk_owns(c, p) && cls >= kNumBins && cls < kNumClasses);
     Arena *a = c->arena;
     uint32_t new_pages = static_cast<uint32_t>(class_to_size(cls) >> kLgPage);
     MutexGuard guard(a->mutex);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "chunk_registry.h"
+#include "debug_assert.h"
 #include "options.h"
 #include "size_classes.h"
 
@@ -45,6 +46,9 @@ Chunk *chunk_init(void *p, Arena *arena, bool from_sbrk) {
     if (!registry_insert(c, g_chunk.chunk_size,
                          reinterpret_cast<uintptr_t>(c) | kRegistryChunk))
         return nullptr;
+    AA_ASSERT(registry_lookup(c) == (reinterpret_cast<uintptr_t>(c) | kRegistryChunk) &&
+              registry_lookup(reinterpret_cast<char *>(c) + g_chunk.chunk_size - 1) ==
+                  (reinterpret_cast<uintptr_t>(c) | kRegistryChunk));
     return c;
 }
 
@@ -92,6 +96,10 @@ unsigned chunk_map(Arena *arena, Chunk **out, unsigned n) {
 }
 
 bool chunk_unmap(Chunk *chunk) {
+    // Unused (fresh from chunk_map) or empty.
+    AA_ASSERT(chunk->magic == kChunkMagic &&
+              (chunk->nfree_pages == 0 ||
+               chunk->nfree_pages == chunk->npages - chunk->header_pages));
     if (chunk->from_sbrk)
         return false;
     registry_remove(chunk, g_chunk.chunk_size);

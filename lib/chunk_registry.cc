@@ -6,7 +6,11 @@
 
 namespace arenalloc {
 
-std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
+// "= {}": constant initialization, spelled out.  Without it the array's
+// default construction is a loop that only the optimizer removes, and an
+// instrumented build (-fsanitize=undefined) keeps it as a static
+// constructor, which the library must not have.
+std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits] = {};
 
 namespace {
 

@@ -28,6 +28,17 @@ std::atomic<Arena *> *g_arenas = nullptr;
 namespace {
 
 Mutex g_init_mutex;     // serializes initialization
+// The thread inside init_slow() (its tls_thread_state's address, unique
+// per thread), or nullptr; and whether the allocator can serve it yet.
+// A hook it registers may allocate and so come back into init_slow().
+std::atomic<const void *> g_init_owner{nullptr};
+std::atomic<bool> g_init_owner_served{false};
+// The fork handlers' registration, tried once before the mutex is first
+// taken (see init_slow()).
+// (pid << 2) | kForkHooksTrying while process pid is trying.
+constexpr uint64_t kForkHooksUntried = 0, kForkHooksOk = 1, kForkHooksFailed = 2,
+                   kForkHooksTrying = 3;
+std::atomic<uint64_t> g_fork_hooks{kForkHooksUntried};
 Mutex g_arenas_mutex;   // serializes arena creation
 
 // The P report: the summary lines, then the full statistics.
@@ -36,28 +47,71 @@ void print_at_exit() {
     stats_print(nullptr, nullptr, "");
 }
 
-void install_hooks() {
-    platform_atfork(malloc_prefork, malloc_postfork_parent, malloc_postfork_child);
+bool install_fork_hooks() {
+    return platform_atfork(malloc_prefork, malloc_postfork_parent, malloc_postfork_child);
+}
+
+void install_exit_hook() {
     if (g_options.print_summary) {
         platform_keep_stderr();
         platform_at_exit(print_at_exit);
     }
 }
 
+// Ends init_slow() (the mutex is held).
+bool init_done(bool ok) {
+    g_init_owner.store(nullptr, std::memory_order_relaxed);
+    g_init_owner_served.store(false, std::memory_order_relaxed);
+    if (ok)
+        g_initialized.store(true, std::memory_order_release);
+    g_init_mutex.unlock();
+    return ok;
+}
+
 }  // namespace
 
+// A fork by another thread while an allocator lock is held and no fork
+// handler is registered leaves the child waiting forever on a lock held by
+// a thread it does not have (found by tools/check-sanitized:
+// prefixed_test's prefixed__fork_while_busy hung).  So the handlers are
+// registered before the first lock is taken.  (Not under the mutex: the
+// registration waits for a fork in progress, and that fork would copy the
+// held mutex.)  Where registering allocates (not glibc), that allocation
+// fails, nothing being ready, and the handlers are registered again once
+// the allocator can serve it, still before any other thread can take an
+// allocator lock.
 bool init_slow() {
+    if (g_init_owner.load(std::memory_order_relaxed) == &tls_thread_state)
+        return g_init_owner_served.load(std::memory_order_relaxed);
+    // One thread registers; the others wait for it before taking any lock.
+    // A child forked meanwhile (the registration waits for the fork) finds
+    // the attempt made by another process, and makes its own.
+    const uint64_t trying = (platform_pid() << 2) | kForkHooksTrying;
+    for (;;) {
+        uint64_t state = g_fork_hooks.load(std::memory_order_acquire);
+        if (state == kForkHooksOk || state == kForkHooksFailed)
+            break;
+        if (state == trying)
+            continue;  // another thread of this process: a short wait
+        if (!g_fork_hooks.compare_exchange_strong(state, trying, std::memory_order_acq_rel))
+            continue;
+        g_init_owner.store(&tls_thread_state, std::memory_order_relaxed);
+        bool ok = install_fork_hooks();
+        g_init_owner.store(nullptr, std::memory_order_relaxed);
+        g_fork_hooks.store(ok ? kForkHooksOk : kForkHooksFailed, std::memory_order_release);
+        break;
+    }
     g_init_mutex.lock();
     if (g_initialized.load(std::memory_order_acquire)) {
         g_init_mutex.unlock();
         return true;
     }
+    g_init_owner.store(&tls_thread_state, std::memory_order_relaxed);
     // A library built for one page size must not run with another: its
     // chunk and run arithmetic would be wrong everywhere.
     if (platform_page_size() != kPage) {
         report_fatal("the system page size differs from the one arenalloc was built for");
-        g_init_mutex.unlock();
-        return false;
+        return init_done(false);
     }
     options_init();
     chunk_configure(static_cast<unsigned>(g_options.lg_chunk));
@@ -65,10 +119,8 @@ bool init_slow() {
     unsigned n = static_cast<unsigned>(g_options.narenas);
     void *table = base_alloc(n * sizeof(std::atomic<Arena *>));
     Arena *first = table != nullptr ? arena_create(0) : nullptr;
-    if (first == nullptr) {
-        g_init_mutex.unlock();
-        return false;
-    }
+    if (first == nullptr)
+        return init_done(false);
     // The exit hook exists before any thread can be given an arena, so
     // every thread's cache is returned when it exits (it does not allocate).
     thread_state_hook_init();
@@ -76,15 +128,18 @@ bool init_slow() {
     g_arenas[0].store(first, std::memory_order_release);
     g_narenas = n;
     trace_init();
-    g_initialized.store(true, std::memory_order_release);
+    // Hooks that may allocate: the allocator serves this thread now, and
+    // the others once it is published.
+    g_init_owner_served.store(true, std::memory_order_relaxed);
+    if (g_fork_hooks.load(std::memory_order_relaxed) == kForkHooksFailed &&
+        install_fork_hooks())
+        g_fork_hooks.store(kForkHooksOk, std::memory_order_relaxed);
+    install_exit_hook();
     // Options that need every call on the slow path keep the inline fast
     // paths shut; otherwise they open now.
     if (!options_need_slow_path())
         g_fast_limit = kLookupMax;
-    g_init_mutex.unlock();
-    // Hooks may allocate; the allocator can serve them now.
-    install_hooks();
-    return true;
+    return init_done(true);
 }
 
 Arena *arena_peek(unsigned index) {
@@ -148,6 +203,9 @@ void malloc_postfork_parent() {
 }
 
 void malloc_postfork_child() {
+    // This handler ran, so it is registered in the child, whatever state
+    // the registering thread had reached at the fork.
+    g_fork_hooks.store(kForkHooksOk, std::memory_order_relaxed);
     if (g_initialized.load(std::memory_order_acquire)) {
         base_postfork_child();
         registry_postfork_child();

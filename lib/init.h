@@ -1,8 +1,9 @@
 // init.h — lazy initialization, the arena table and the fork handlers.
 // The first allocation initializes everything (options, chunk geometry,
 // arena 0) using only system calls, so nothing recurses into malloc; the
-// hooks that might allocate (pthread_atfork, atexit, the thread-exit key)
-// are installed afterwards, when the allocator can already serve them.
+// hooks that might allocate (pthread_atfork, atexit) are installed
+// afterwards, when the allocator can already serve them but before it
+// opens to the other threads.
 #ifndef ARENALLOC_INIT_H
 #define ARENALLOC_INIT_H
 

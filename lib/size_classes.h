@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "debug_assert.h"
 #include "platform.h"
 #include "util.h"
 
@@ -130,16 +131,21 @@ static_assert(class_size_formula(kNumBins) % kPage == 0, "large classes are page
 static_assert(kNumClasses < 256, "class index fits a byte");
 
 AA_ALWAYS_INLINE unsigned size_to_class(size_t size) {
-    if (AA_LIKELY(size <= kLookupMax))
-        return kSizeClasses.lookup[(size + 7) >> 3];
-    return size_to_class_formula(size);
+    unsigned c = AA_LIKELY(size <= kLookupMax) ? kSizeClasses.lookup[(size + 7) >> 3]
+                                               : size_to_class_formula(size);
+    // The smallest class that holds size.
+    AA_ASSERT(c < kNumClasses && kSizeClasses.size[c] >= size &&
+              (c == 0 || kSizeClasses.size[c - 1] < size));
+    return c;
 }
 
 AA_ALWAYS_INLINE size_t class_to_size(unsigned idx) {
+    AA_ASSERT(idx < kNumClasses);
     return kSizeClasses.size[idx];
 }
 
 AA_ALWAYS_INLINE const BinInfo &bin_info(unsigned bin) {
+    AA_ASSERT(bin < kNumBins);
     return kSizeClasses.bin[bin];
 }
 

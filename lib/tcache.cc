@@ -51,6 +51,7 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
 void flush_oldest(TCacheBin *b, unsigned bin, unsigned n) {
+    AA_ASSERT(n <= b->count && b->count <= b->max);
     unsigned left = n;
     while (left != 0)
         left = arena_flush_small(chunk_containing(b->stack[0])->arena, bin, b->stack, left);
@@ -209,6 +210,7 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
             errno = ENOMEM;
             return nullptr;
         }
+        AA_ASSERT(got <= want && want <= b->max);
         b->count = got;
         tc->active[bin] = 1;
         decay_tick();
@@ -237,6 +239,7 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
         decay_tick();
     }
     *static_cast<uintptr_t *>(p) = free_mark(p);
+    AA_ASSERT(b->count < b->max);
     b->stack[b->count++] = p;
     b->nfree++;
 }

@@ -20,6 +20,7 @@
 
 #include "arena.h"
 #include "config.h"
+#include "debug_assert.h"
 #include "size_classes.h"
 #include "util.h"
 
@@ -154,6 +155,7 @@ void tcache_postfork_child();
 AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     TCacheBin *b = &tc->bins[bin];
     uint32_t n = b->count;
+    AA_ASSERT(n <= b->max);
     if (AA_UNLIKELY(n == 0 || --tc->gc_ticker < 0))
         return tcache_alloc_slow(tc, static_cast<unsigned>(bin));
     n--;

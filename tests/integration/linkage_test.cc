@@ -17,6 +17,7 @@
 
 #include <atf-c++.hpp>
 
+#include "config.h"
 #include "test_util.h"
 
 #ifndef ARENALLOC_SHLIB
@@ -93,8 +94,14 @@ ATF_TEST_CASE_BODY(linkage__needed_libraries)
 {
     const std::string out = tool_output("readelf", { "-d", "-W", shlib(*this) });
     static const std::regex needed_re("\\(NEEDED\\).*\\[(.*)\\]");
+    // A sanitized build (configure --enable-ubsan) needs the sanitizer's
+    // run-time library as well, and only that.
     static const std::regex allowed_re(
+#ifdef ARENALLOC_SANITIZED
+        "^(libc\\.so\\..*|libpthread\\.so\\..*|ld-linux.*|libubsan\\.so\\..*)$");
+#else
         "^(libc\\.so\\..*|libpthread\\.so\\..*|ld-linux.*)$");
+#endif
     std::vector<std::string> needed;
     for (const std::string &line : testutil::lines_of(out)) {
         std::smatch m;
