@@ -269,15 +269,6 @@ child_main(void)
 // The test side.
 // =========================================================================
 
-std::string self_path(void) {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        ATF_SKIP("/proc/self/exe is not available");
-    buf[n] = '\0';
-    return buf;
-}
-
 struct Child {
     testutil::child_result r;
     std::map<std::string, std::string> kv;
@@ -296,7 +287,7 @@ Child run_child(const std::string &mode, const std::string &opts,
     env.push_back("HARDENED_CHILD=" + mode);
     env.push_back("MALLOC_OPTIONS=" + opts);
     Child c;
-    c.r = testutil::run_program({ self_path() }, env, "/dev/null", 120);
+    c.r = testutil::run_program({ testutil::self_path() }, env, "/dev/null", 120);
     for (const std::string &l : testutil::lines_of(c.r.out)) {
         const std::string::size_type eq = l.find('=');
         if (eq != std::string::npos)

@@ -426,15 +426,6 @@ child_main(void)
 // The test side.
 // =========================================================================
 
-std::string self_path(void) {
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-    if (n <= 0)
-        ATF_SKIP("/proc/self/exe is not available");
-    buf[n] = '\0';
-    return buf;
-}
-
 struct Child {
     testutil::child_result r;
     std::map<std::string, std::string> kv;
@@ -465,7 +456,7 @@ Child run_mode_raw(const std::string &mode, const std::string &opts,
     env.push_back("OPTFLAGS_CHILD=" + mode);
     env.push_back("MALLOC_OPTIONS=" + opts);
     Child c;
-    c.r = testutil::run_program({ program.empty() ? self_path() : program }, env,
+    c.r = testutil::run_program({ program.empty() ? testutil::self_path() : program }, env,
                                 "/dev/null", 60);
     for (const std::string &l : testutil::lines_of(c.r.out)) {
         const std::string::size_type eq = l.find('=');
@@ -882,7 +873,7 @@ ATF_TEST_CASE_BODY(options__environment_ignored_when_secure)
     ATF_REQUIRE(getcwd(cwd, sizeof(cwd)) != NULL);
     const std::string copy = std::string(cwd) + "/secure_copy";
     {
-        std::ifstream src(self_path().c_str(), std::ios::binary);
+        std::ifstream src(testutil::self_path().c_str(), std::ios::binary);
         std::ofstream dst(copy.c_str(), std::ios::binary);
         dst << src.rdbuf();
         ATF_REQUIRE(dst.good());

@@ -259,13 +259,8 @@ ATF_TEST_CASE_BODY(options__P_prints_summary_linked)
 {
     // This program itself is linked with libarenalloc: run it again (listing
     // its test cases) with MALLOC_OPTIONS=P.
-    char self[4096];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n <= 0)
-        ATF_SKIP("/proc/self/exe is not available");
-    self[n] = '\0';
     const testutil::child_result r = testutil::run_program(
-        { self, "-l" }, { "MALLOC_OPTIONS=P" });
+        { testutil::self_path(), "-l" }, { "MALLOC_OPTIONS=P" });
     TU_REQUIRE_MSG(r.exited_ok(), r.describe());
     TU_REQUIRE_MSG(r.out.find("summary__small_counts") != std::string::npos,
                    "unexpected output [" << r.out << "]");

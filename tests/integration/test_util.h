@@ -485,6 +485,19 @@ find_program(const std::string &name,
     return "";
 }
 
+// Path of the running test program, for tests that run it again with
+// other options; skips the test where /proc/self/exe is missing.
+inline std::string
+self_path(void)
+{
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        ATF_SKIP("/proc/self/exe is not available");
+    buf[n] = '\0';
+    return buf;
+}
+
 }  // namespace testutil
 
 #endif  // !ARENALLOC_TESTS_INTEGRATION_TEST_UTIL_H
