@@ -40,8 +40,6 @@ constexpr size_t kHugeCacheBytes = size_t{128} << 20;
 CachedMapping g_huge_cache[kHugeCacheSlots];
 unsigned g_huge_cache_count = 0;
 
-uint64_t decay_ms() { return decay_age_limit_ms(); }
-
 void cache_remove_locked(unsigned i) {
     g_huge_cache_bytes -= g_huge_cache[i].mapped;
     g_huge_cache[i] = g_huge_cache[--g_huge_cache_count];
@@ -57,6 +55,12 @@ void cache_expire_locked(uint64_t cutoff) {
             i++;
         }
     }
+}
+
+// Unmaps cached mappings unused for the decay rule's age limit (decay.h).
+void cache_expire_aged_locked(uint64_t now) {
+    uint64_t age = decay_age_limit_ms();
+    cache_expire_locked(now > age ? now - age : 0);
 }
 
 // A cached mapping of at least mapped bytes aligned to align, trimmed to
@@ -92,7 +96,7 @@ bool cache_put_locked(uintptr_t addr, size_t mapped) {
     if (mapped > kHugeCacheBytes / 4)
         return false;
     uint64_t now = platform_now_ms();
-    cache_expire_locked(now > decay_ms() ? now - decay_ms() : 0);
+    cache_expire_aged_locked(now);
     // Join a cached neighbour (the tail of a mapping split above, or the
     // block next to it): one range then serves a bigger request later.
     for (unsigned i = 0; i < g_huge_cache_count;) {
@@ -337,7 +341,7 @@ void *huge_ralloc_move(Huge *h, void *p, size_t size) {
 void huge_decay() {
     MutexGuard guard(g_huge_mutex);
     uint64_t now = platform_now_ms();
-    cache_expire_locked(now > decay_ms() ? now - decay_ms() : 0);
+    cache_expire_aged_locked(now);
 }
 
 size_t huge_purge_cache() {
