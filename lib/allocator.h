@@ -53,7 +53,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
             const Run *r = reinterpret_cast<const Run *>(e);
             size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
             if (!kFreeChecks ||
-                AA_LIKELY(region_start_index(r->odd_inverse, r->shift, offset) < r->nregs))
+                AA_LIKELY(region_is_start(r->start_magic, offset)))
                 return tcache_free(tc, size_t{r->size_class}, ptr);
         }
     }

@@ -17,6 +17,7 @@
 #include "init.h"
 #include "run.h"
 #include "size_classes.h"
+#include "hardened.h"
 #include "tcache.h"
 #include "thread_state.h"
 #include "util.h"
@@ -64,7 +65,7 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor
     var(&g_threads_seen, sizeof(g_threads_seen)),
     var(&g_tcache_all, sizeof(g_tcache_all)),
     var(&g_tcache_free, sizeof(g_tcache_free)),
-    var(&g_free_mark_key, sizeof(g_free_mark_key)),
+    var(&g_hardened_key, sizeof(g_hardened_key)),
 
     {var(&g_registry_root, sizeof(g_registry_root)), kLgGranule, kRegistryAddressBits,
      kRegistryRootBits, kRegistryLeafBits, kRegistryChunk, kRegistryHuge, kRegistryTagMask},

@@ -30,7 +30,7 @@
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0xf0be0964b5431701ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0x0ef5780feef78887ULL
 
 #ifdef __cplusplus
 extern "C" {
@@ -174,7 +174,7 @@ struct arenalloc_debug_descriptor {
     aa_debug_var threads_seen;  /* uint64_t: threads ever given an arena */
     aa_debug_var tcache_all;    /* TCache *: every cache, via next_all */
     aa_debug_var tcache_free;   /* TCache *: caches of exited threads, via next_free */
-    aa_debug_var free_mark_key; /* uintptr_t: a cached block's first word is addr ^ key */
+    aa_debug_var hardened_key;  /* uintptr_t: key of the S profile's canaries */
 
     struct aa_debug_registry registry;
     struct aa_debug_page_map page_map;

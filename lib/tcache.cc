@@ -17,7 +17,6 @@
 namespace arenalloc {
 
 TCache g_tcache_none;
-uintptr_t g_free_mark_key;
 uint32_t g_tcache_slots[kNumBins];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
@@ -25,8 +24,6 @@ TCache *g_tcache_all = nullptr;
 TCache *g_tcache_free = nullptr;
 
 void tcache_configure() {
-    // Odd, so that no block's mark equals its address.
-    g_free_mark_key = static_cast<uintptr_t>(platform_random_seed()) | 1;
     bool off = options_need_slow_path();
     g_tcache_total_slots = 0;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
@@ -115,7 +112,7 @@ bool stack_holds(const TCacheBin *b, const void *p) {
 }  // namespace
 
 bool tcache_any_holds(const TCache *own, unsigned bin, const void *p) {
-    if (*static_cast<const uintptr_t *>(p) != free_mark(p))
+    if (*static_cast<const uintptr_t *>(p) != kFreeMark)
         return false;
     for (const TCache *tc = __atomic_load_n(&g_tcache_all, __ATOMIC_ACQUIRE); tc != nullptr;
          tc = tc->next_all)
@@ -238,7 +235,7 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
         tc->active[bin] = 1;
         decay_tick();
     }
-    *static_cast<uintptr_t *>(p) = free_mark(p);
+    *static_cast<uintptr_t *>(p) = kFreeMark;
     AA_ASSERT(b->count < b->max);
     b->stack[b->count++] = p;
     b->nfree++;

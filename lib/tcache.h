@@ -131,19 +131,18 @@ extern AA_HIDDEN void (*const g_free_uncached)(void *p);
 extern AA_HIDDEN void (*const g_reclaim_for_retry)();
 AA_NOINLINE void tcache_report_double_free(void *p);
 
-// A block in a thread cache carries, in its first word, its address mixed
-// with a random per-process key.  free() of a block that already carries
-// it is suspect: tcache_free_suspect() then looks for the block in the
-// thread's stack, in its arena's bitmap and in the other threads' stacks,
-// and reports a double free when it finds it free; a program's own data that happens to match costs one
-// such look and nothing else.  The mark is never read for any other
-// purpose, so a use-after-free that forges it gains nothing.
-extern AA_HIDDEN uintptr_t g_free_mark_key;
+// A block in a thread cache carries kFreeMark in its first word.  free()
+// of a block that already carries it is suspect: tcache_free_suspect()
+// then looks for the block in the thread's stack, in its arena's bitmap and
+// in the other threads' stacks, and reports a double free when it finds it
+// free; a program's own data that happens to match costs one such look and
+// nothing else.  The mark is never read for any other purpose, so a
+// use-after-free that forges it gains nothing, and it carries no secret: a
+// fixed value that fits an instruction's 32-bit immediate (sign-extended)
+// keeps the check and the store one instruction each.  Neither a small
+// integer, nor a user-space address, nor a common fill byte pattern.
+constexpr uintptr_t kFreeMark = static_cast<uintptr_t>(int64_t{-0x5eed0b5f});
 AA_NOINLINE void tcache_free_suspect(TCache *tc, unsigned bin, void *p);
-
-AA_ALWAYS_INLINE uintptr_t free_mark(const void *p) {
-    return reinterpret_cast<uintptr_t>(p) ^ g_free_mark_key;
-}
 
 void tcache_prefork();
 void tcache_postfork_parent();
@@ -173,14 +172,13 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
 AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
     uintptr_t *word = static_cast<uintptr_t *>(p);
-    uintptr_t mark = free_mark(p);
-    if (kFreeChecks && AA_UNLIKELY(*word == mark))
+    if (kFreeChecks && AA_UNLIKELY(*word == kFreeMark))
         return tcache_free_suspect(tc, static_cast<unsigned>(bin), p);
     uint32_t n = b->count;
     if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
         return tcache_free_flush(tc, static_cast<unsigned>(bin), p);
     if (kFreeChecks)
-        *word = mark;
+        *word = kFreeMark;
     b->stack[n] = p;
     b->count = n + 1;
     if (kStats)
