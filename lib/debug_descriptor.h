@@ -26,11 +26,11 @@
 #include <stdint.h>
 
 #define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
-#define ARENALLOC_DEBUG_VERSION 1
+#define ARENALLOC_DEBUG_VERSION 2
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0x0ef5780feef78887ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0x8b230079a3588417ULL
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,7 +114,7 @@ struct aa_debug_tcache_layout { /* TCache: a thread cache */
 
 struct aa_debug_tcache_bin_layout { /* TCacheBin: one class's stack */
     uint32_t size, pad_;
-    aa_debug_field stack, count, max, nmalloc, nfree;
+    aa_debug_field top, stack, limit, nmalloc;  /* void **: [stack, top) of [stack, limit) */
 };
 
 struct aa_debug_bin_info_layout { /* BinInfo: geometry of a small class */

@@ -47,13 +47,15 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 
 // Frees stack[0..n) of bin b to their arenas, one lock hold per arena
 // involved, and slides the rest of the stack down.
-void flush_oldest(TCacheBin *b, unsigned bin, unsigned n) {
-    AA_ASSERT(n <= b->count && b->count <= b->max);
+void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
+    TCacheBin *b = &tc->bins[bin];
+    AA_ASSERT(n <= b->count() && b->count() <= b->max());
     unsigned left = n;
     while (left != 0)
         left = arena_flush_small(chunk_containing(b->stack[0])->arena, bin, b->stack, left);
-    memmove(b->stack, b->stack + n, (b->count - n) * sizeof(void *));
-    b->count -= n;
+    memmove(b->stack, b->stack + n, (b->count() - n) * sizeof(void *));
+    b->top -= n;
+    tc->nfree_adjust[bin] += n;
 }
 
 }  // namespace
@@ -76,8 +78,8 @@ TCache *tcache_create(Arena *a) {
         void **slot = tc->slots;
         for (unsigned bin = 0; bin < kNumBins; bin++) {
             tc->bins[bin].stack = slot;
-            tc->bins[bin].max = g_tcache_slots[bin];
             slot += g_tcache_slots[bin];
+            tc->bins[bin].limit = slot;
         }
         MutexGuard guard(g_tcache_mutex);
         tc->next_all = g_tcache_all;
@@ -85,12 +87,12 @@ TCache *tcache_create(Arena *a) {
         __atomic_store_n(&g_tcache_all, tc, __ATOMIC_RELEASE);
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        tc->bins[bin].count = 0;
+        tc->bins[bin].top = tc->bins[bin].stack;
         tc->active[bin] = 0;
     }
     tc->arena = a;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        tc->bins[bin].nmalloc = tc->bins[bin].nfree = 0;
+        tc->bins[bin].nmalloc = tc->nfree_adjust[bin] = 0;
         tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
     }
     tc->gc_ticker = gc_ticker_start();
@@ -102,7 +104,8 @@ TCache *tcache_create(Arena *a) {
 namespace {
 
 bool stack_holds(const TCacheBin *b, const void *p) {
-    uint32_t n = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
+    void **top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+    uint32_t n = static_cast<uint32_t>(top - b->stack);
     for (uint32_t i = n; i-- > 0;)
         if (__atomic_load_n(&b->stack[i], __ATOMIC_RELAXED) == p)
             return true;
@@ -125,18 +128,17 @@ void tcache_merge_counts(TCache *tc) {
     CountDelta d[kNumBins];
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         d[bin].nmalloc = tc->bins[bin].nmalloc - tc->merged_nmalloc[bin];
-        d[bin].nfree = tc->bins[bin].nfree - tc->merged_nfree[bin];
+        d[bin].nfree = tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin];
         tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
-        tc->merged_nfree[bin] = tc->bins[bin].nfree;
+        tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
     }
     arena_merge_counts(tc->arena, d);
 }
 
 void tcache_flush_all(TCache *tc) {
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        TCacheBin *b = &tc->bins[bin];
-        if (b->count != 0)
-            flush_oldest(b, bin, b->count);
+        if (tc->bins[bin].count() != 0)
+            flush_oldest(tc, bin, tc->bins[bin].count());
     }
     tcache_merge_counts(tc);
 }
@@ -156,16 +158,17 @@ void tcache_gc(TCache *tc) {
         return;
     decay_tick();
     unsigned bin = tc->gc_bin;
-    TCacheBin *b = &tc->bins[bin];
-    if (!tc->active[bin] && b->count != 0)
-        flush_oldest(b, bin, (b->count + 1) / 2);
+    uint32_t n = tc->bins[bin].count();
+    if (!tc->active[bin] && n != 0)
+        flush_oldest(tc, bin, (n + 1) / 2);
     tc->active[bin] = 0;
     tc->gc_bin = (bin + 1) % kNumBins;
 }
 
 }  // namespace
 
-void *tcache_alloc_slow(TCache *tc, unsigned bin) {
+void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // First small request of this thread (or one made while it exits).
         tc = thread_tcache_slow();
@@ -189,14 +192,15 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
     if (tc->gc_ticker < 0)
         tcache_gc(tc);
     TCacheBin *b = &tc->bins[bin];
-    if (b->count == 0) {
+    if (b->top == b->stack) {
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.
-        unsigned want = b->max / 2 != 0 ? b->max / 2 : 1;
-        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], b->nfree - tc->merged_nfree[bin]};
+        unsigned want = b->max() / 2 != 0 ? b->max() / 2 : 1;
+        uint64_t nfree = tcache_bin_nfree(tc, bin);
+        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], nfree - tc->merged_nfree[bin]};
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
         tc->merged_nmalloc[bin] = b->nmalloc;
-        tc->merged_nfree[bin] = b->nfree;
+        tc->merged_nfree[bin] = nfree;
         if (AA_UNLIKELY(got == 0)) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
@@ -207,19 +211,20 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
             errno = ENOMEM;
             return nullptr;
         }
-        AA_ASSERT(got <= want && want <= b->max);
-        b->count = got;
+        AA_ASSERT(got <= want && want <= b->max());
+        b->top = b->stack + got;
+        tc->nfree_adjust[bin] -= got;
         tc->active[bin] = 1;
         decay_tick();
     }
-    uint32_t n = --b->count;
+    void *p = *--b->top;
     b->nmalloc++;
-    void *p = b->stack[n];
     *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
 }
 
-void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
+void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // The first free of a thread that has not allocated a small block
         // yet, such as a consumer freeing what producers allocate: it gets
@@ -230,18 +235,18 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
         return tcache_free(tc, bin, p);
     }
     TCacheBin *b = &tc->bins[bin];
-    if (b->count >= b->max) {
-        flush_oldest(b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
+    if (b->top >= b->limit) {
+        flush_oldest(tc, bin, b->max() / 2 != 0 ? b->max() / 2 : b->count());
         tc->active[bin] = 1;
         decay_tick();
     }
     *static_cast<uintptr_t *>(p) = kFreeMark;
-    AA_ASSERT(b->count < b->max);
-    b->stack[b->count++] = p;
-    b->nfree++;
+    AA_ASSERT(b->top < b->limit);
+    *b->top++ = p;
 }
 
-void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
+void tcache_free_suspect(TCache *tc, TCacheBin *bin_of_tc, void *p) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     // This thread's stack first (the common double free), then the arena,
     // then every other thread's stack (the first free happened elsewhere).
     if (tc != &g_tcache_none && stack_holds(&tc->bins[bin], p))
@@ -252,7 +257,7 @@ void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
         return tcache_report_double_free(p);
     // Not free: the program's data matched the mark by chance.  Free it
     // normally.
-    tcache_free_flush(tc, bin, p);
+    tcache_free_flush(tc, bin_of_tc, p);
 }
 
 void tcache_report_double_free(void *p) {

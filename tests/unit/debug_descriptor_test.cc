@@ -90,11 +90,11 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
                              M(HugeStats, allocated), M(HugeStats, mapped),
                              M(HugeStats, cached)};
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, arena),
-                          M(TCache, merged_nmalloc), M(TCache, merged_nfree),
+                          M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, next_free),
                           M(TCache, next_all), FLEX(TCache, slots, void *)};
-const Member kTCacheBin[] = {M(TCacheBin, stack), M(TCacheBin, count), M(TCacheBin, max),
-                             M(TCacheBin, nmalloc), M(TCacheBin, nfree)};
+const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
+                             M(TCacheBin, nmalloc)};
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),
                            M(BinInfo, reciprocal), M(BinInfo, start_magic)};
 const Member kSizeClassTable[] = {M(SizeClassTable, size), M(SizeClassTable, bin),
@@ -257,7 +257,7 @@ ATF_TEST_CASE_BODY(debug_descriptor__fields)
     require_field("HugeStats::allocated", d.huge_stats_layout.allocated,
                   F(HugeStats, allocated));
     require_field("TCache::next_all", d.tcache.next_all, F(TCache, next_all));
-    require_field("TCacheBin::count", d.tcache_bin.count, F(TCacheBin, count));
+    require_field("TCacheBin::top", d.tcache_bin.top, F(TCacheBin, top));
     ATF_REQUIRE_EQ(d.tcache_bin.size, sizeof(TCacheBin));
     require_field("BinInfo::nregs", d.bin_info.nregs, F(BinInfo, nregs));
     require_field("SizeClassTable::bin", d.size_class_table.bin, F(SizeClassTable, bin));
