@@ -318,9 +318,30 @@ void free_slow(void *ptr) {
 
 void (*const g_free_uncached)(void *p) = free_slow;
 
-int aa_posix_memalign(void **out, size_t align, size_t size) {
-    if (!is_pow2(align) || align % sizeof(void *) != 0)
-        return EINVAL;
+namespace {
+
+// posix_memalign, aligned_alloc and memalign of a small block aligned to at
+// most a page, served as malloc serves it: the class of the size rounded
+// up to the alignment is always aligned to it (size_classes_test), so a
+// thread-cache pop will do.  nullptr when the inline paths are shut (an
+// option needs every call on the slow path), the request is not small, or
+// the class's stack is empty: the caller then takes the general path,
+// which fills it (and leaves errno alone when that fails).
+AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {
+    if (size - 1 >= g_fast_limit || align > kPage)
+        return nullptr;
+    size_t rounded = align_up(size, align);
+    if (rounded - 1 >= g_fast_limit)
+        return nullptr;
+    TCache *tc = tls_thread_state.tcache;
+    size_t bin = kSizeClasses.lookup[(rounded + 7) >> 3];
+    if (tc->bins[bin].top == tc->bins[bin].stack)
+        return nullptr;
+    return tcache_alloc(tc, bin);
+}
+
+// The general paths, apart so that the fast ones above need no frame.
+AA_NOINLINE int posix_memalign_general(void **out, size_t align, size_t size) {
     int saved_errno = errno;
     void *p = finish("posix_memalign", reinterpret_cast<void *>(align), size,
                      allocate_aligned(size, align));
@@ -332,13 +353,33 @@ int aa_posix_memalign(void **out, size_t align, size_t size) {
     return 0;
 }
 
+AA_NOINLINE void *aligned_alloc_general(size_t align, size_t size) {
+    return finish("aligned_alloc", reinterpret_cast<void *>(align), size,
+                  allocate_aligned(size, align));
+}
+
+}  // namespace
+
+int aa_posix_memalign(void **out, size_t align, size_t size) {
+    if (!is_pow2(align) || align % sizeof(void *) != 0)
+        return EINVAL;
+    void *fast = aligned_small_fast(align, size);
+    if (AA_LIKELY(fast != nullptr)) {
+        *out = fast;
+        return 0;
+    }
+    return posix_memalign_general(out, align, size);
+}
+
 void *aa_aligned_alloc(size_t align, size_t size) {
     if (!is_pow2(align)) {
         errno = EINVAL;
         return nullptr;
     }
-    return finish("aligned_alloc", reinterpret_cast<void *>(align), size,
-                  allocate_aligned(size, align));
+    void *fast = aligned_small_fast(align, size);
+    if (AA_LIKELY(fast != nullptr))
+        return fast;
+    return aligned_alloc_general(align, size);
 }
 
 void *aa_valloc(size_t size) {
