@@ -672,6 +672,39 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
 
 namespace {
 
+// Returns the regions of the batches from b on to their runs, each checked
+// like free() checks it, and the batches to the pool (lock held).
+void remote_release_locked(Arena *a, RemoteBatch *b) {
+    if (b == nullptr)
+        return;
+    RemoteBatch *first = b;
+    for (;;) {
+        for (unsigned i = 0; i < b->count; i++) {
+            void *p = b->regions[i];
+            Chunk *c = chunk_containing(p);
+            Run *r = nullptr;
+            uint32_t reg = 0;
+            const char *finding = validate_locked(c, p, &r, &reg);
+            if (AA_UNLIKELY(finding != nullptr)) {
+                a->mutex.unlock();
+                report_invalid_pointer("free", p, finding);
+                a->mutex.lock();
+                continue;
+            }
+            region_release_locked(a, r, reg);
+        }
+        b->count = 0;
+        if (b->next == nullptr)
+            break;
+        b = b->next;
+    }
+    remote_batch_put(first, b);
+}
+
+}  // namespace
+
+namespace {
+
 // Takes up to n regions of class bin from the batches pushed to the arena
 // (what a previous fill left first) into out[n - 1], out[n - 2], ...; the
 // rest stays for the next fill, and the emptied batches go back to the
@@ -701,6 +734,19 @@ unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
             if (done_last == nullptr)
                 done_last = b;
             b = next;
+        }
+    }
+    // Keep about one more fill's worth; the rest goes back to the runs, so
+    // that regions passed between threads do not pile up beside the runs
+    // (which hand out the lowest addresses first and keep the heap packed).
+    unsigned kept = 0;
+    for (RemoteBatch *k = b; k != nullptr; k = k->next) {
+        kept += k->count;
+        if (kept >= n && k->next != nullptr) {
+            RemoteBatch *rest = k->next;
+            k->next = nullptr;
+            remote_release_locked(a, rest);
+            break;
         }
     }
     a->remote_spill[bin] = b;
@@ -817,38 +863,6 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
     return kept;
 }
 
-namespace {
-
-// Returns the regions of the batches from b on to their runs, each checked
-// like free() checks it, and the batches to the pool (lock held).
-void remote_release_locked(Arena *a, RemoteBatch *b) {
-    if (b == nullptr)
-        return;
-    RemoteBatch *first = b;
-    for (;;) {
-        for (unsigned i = 0; i < b->count; i++) {
-            void *p = b->regions[i];
-            Chunk *c = chunk_containing(p);
-            Run *r = nullptr;
-            uint32_t reg = 0;
-            const char *finding = validate_locked(c, p, &r, &reg);
-            if (AA_UNLIKELY(finding != nullptr)) {
-                a->mutex.unlock();
-                report_invalid_pointer("free", p, finding);
-                a->mutex.lock();
-                continue;
-            }
-            region_release_locked(a, r, reg);
-        }
-        b->count = 0;
-        if (b->next == nullptr)
-            break;
-        b = b->next;
-    }
-    remote_batch_put(first, b);
-}
-
-}  // namespace
 
 void arena_drain_remote_locked(Arena *a) {
     while (AA_UNLIKELY(a->remote_spilled != 0)) {
