@@ -854,12 +854,15 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
     batch->count = count;
     std::atomic<RemoteBatch *> &head = a->remote_frees[bin];
     RemoteBatch *old = head.load(std::memory_order_relaxed);
+    // Sequentially consistent, like the drain's exchanges (pending, then
+    // the chains): a push that the drain's exchange of the chain missed
+    // then sees the bit cleared and sets it again.
     do {
         batch->next = old;
-    } while (!head.compare_exchange_weak(old, batch, std::memory_order_release,
+    } while (!head.compare_exchange_weak(old, batch, std::memory_order_seq_cst,
                                          std::memory_order_relaxed));
-    if ((a->remote_pending.load(std::memory_order_relaxed) & (uint64_t{1} << bin)) == 0)
-        a->remote_pending.fetch_or(uint64_t{1} << bin, std::memory_order_release);
+    if ((a->remote_pending.load(std::memory_order_seq_cst) & (uint64_t{1} << bin)) == 0)
+        a->remote_pending.fetch_or(uint64_t{1} << bin, std::memory_order_seq_cst);
     return kept;
 }
 
@@ -874,10 +877,10 @@ void arena_drain_remote_locked(Arena *a) {
     }
     if (AA_LIKELY(a->remote_pending.load(std::memory_order_relaxed) == 0))
         return;
-    uint64_t pending = a->remote_pending.exchange(0, std::memory_order_acquire);
+    uint64_t pending = a->remote_pending.exchange(0, std::memory_order_seq_cst);
     for (; pending != 0; pending &= pending - 1) {
         unsigned bin = static_cast<unsigned>(__builtin_ctzll(pending));
-        remote_release_locked(a, a->remote_frees[bin].exchange(nullptr, std::memory_order_acquire));
+        remote_release_locked(a, a->remote_frees[bin].exchange(nullptr, std::memory_order_seq_cst));
     }
 }
 
