@@ -717,7 +717,7 @@ unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
     unsigned got = 0;
     while (got < n) {
         if (b == nullptr) {
-            std::atomic<RemoteBatch *> &head = a->remote_frees[bin];
+            std::atomic<RemoteBatch *> &head = a->remote.chains[bin];
             if (head.load(std::memory_order_relaxed) == nullptr)
                 break;
             b = head.exchange(nullptr, std::memory_order_acquire);
@@ -852,7 +852,7 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
             batch->regions[count++] = p;
     }
     batch->count = count;
-    std::atomic<RemoteBatch *> &head = a->remote_frees[bin];
+    std::atomic<RemoteBatch *> &head = a->remote.chains[bin];
     RemoteBatch *old = head.load(std::memory_order_relaxed);
     // Sequentially consistent, like the drain's exchanges (pending, then
     // the chains): a push that the drain's exchange of the chain missed
@@ -861,8 +861,8 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
         batch->next = old;
     } while (!head.compare_exchange_weak(old, batch, std::memory_order_seq_cst,
                                          std::memory_order_relaxed));
-    if ((a->remote_pending.load(std::memory_order_seq_cst) & (uint64_t{1} << bin)) == 0)
-        a->remote_pending.fetch_or(uint64_t{1} << bin, std::memory_order_seq_cst);
+    if ((a->remote.pending.load(std::memory_order_seq_cst) & (uint64_t{1} << bin)) == 0)
+        a->remote.pending.fetch_or(uint64_t{1} << bin, std::memory_order_seq_cst);
     return kept;
 }
 
@@ -875,12 +875,12 @@ void arena_drain_remote_locked(Arena *a) {
         a->remote_spilled &= a->remote_spilled - 1;
         remote_release_locked(a, b);
     }
-    if (AA_LIKELY(a->remote_pending.load(std::memory_order_relaxed) == 0))
+    if (AA_LIKELY(a->remote.pending.load(std::memory_order_relaxed) == 0))
         return;
-    uint64_t pending = a->remote_pending.exchange(0, std::memory_order_seq_cst);
+    uint64_t pending = a->remote.pending.exchange(0, std::memory_order_seq_cst);
     for (; pending != 0; pending &= pending - 1) {
         unsigned bin = static_cast<unsigned>(__builtin_ctzll(pending));
-        remote_release_locked(a, a->remote_frees[bin].exchange(nullptr, std::memory_order_seq_cst));
+        remote_release_locked(a, a->remote.chains[bin].exchange(nullptr, std::memory_order_seq_cst));
     }
 }
 

@@ -108,6 +108,14 @@ RemoteBatch *remote_batch_get(RemoteBatch **spare);
 // shared pool.
 void remote_batch_put(RemoteBatch *first, RemoteBatch *last);
 
+// The batches pushed to an arena, on lines of their own, so that pushers
+// do not steal the lock's or the bins' lines.
+struct alignas(64) RemoteFrees {
+    std::atomic<uint64_t> pending;                // classes pushed to since
+                                                  //   the last drain (a hint)
+    std::atomic<RemoteBatch *> chains[kNumBins];  // per class, newest first
+};
+
 struct Arena {
     Mutex mutex;
     unsigned index;
@@ -129,16 +137,13 @@ struct Arena {
     Quarantine quarantine;           // used only with the S option
     // Remote frees: small regions of this arena freed by threads of other
     // arenas, pushed a batch at a time without the lock
-    // (arena_push_remote).  A fill of the class takes them straight from
+    // (arena_push_remote, into remote).  A fill of the class takes them straight from
     // the batches; every other holder of the lock first returns them all
     // to their runs (arena_drain_remote_locked).
     uint64_t remote_spilled;                // (lock held) classes with a spill
     RemoteBatch *remote_spill[kNumBins];    // (lock held) batches a fill took
-                                            //   off remote_frees, not used up
-    // On lines of their own, so that pushers do not steal the lock's or
-    // the bins' lines.
-    alignas(64) std::atomic<uint64_t> remote_pending;  // classes pushed to
-    std::atomic<RemoteBatch *> remote_frees[kNumBins];
+                                            //   off remote, not used up
+    RemoteFrees remote;
 };
 
 // What a thread cache hands an arena for one class: the requests it served

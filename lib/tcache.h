@@ -80,9 +80,9 @@ struct TCache {
     uint64_t merged_nfree[kNumBins];
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
-    RemoteBatch *spare_batches;  // for pushing frees to other arenas
     TCache *next_free;     // on the global list of caches of exited threads
     TCache *next_all;      // on the list of every cache ever made (never freed)
+    RemoteBatch *spare_batches;  // for pushing frees to other arenas
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };

@@ -207,7 +207,7 @@ ATF_TEST_CASE_BODY(tcache__remote_frees_skip_the_owners_lock) {
     // The freeing thread pushed batches: the only acquisition it saw is
     // its own second look (lock_acquisitions takes the lock once).
     ATF_REQUIRE_EQ(f.owner_locks_after, f.owner_locks_before + 1);
-    ATF_REQUIRE(f.owner->remote_frees[bin].load() != nullptr);
+    ATF_REQUIRE(f.owner->remote.chains[bin].load() != nullptr);
     // The owner's fills hand those very regions out again, before any
     // region from a run.
     TCache *tc = own_cache();
@@ -236,12 +236,12 @@ ATF_TEST_CASE_BODY(tcache__remote_frees_seen_by_checks_and_stats) {
     pthread_t t;
     ATF_REQUIRE_EQ(pthread_create(&t, nullptr, free_remotely, &f), 0);
     ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
-    ATF_REQUIRE(owner->remote_pending.load() != 0);
+    ATF_REQUIRE(owner->remote.pending.load() != 0);
     // A pushed region is free to the double-free check (which returns
     // the batches to their runs first) ...
     void *p = f.blocks[0];
     ATF_REQUIRE(arena_region_is_free(chunk_containing(p), p));
-    ATF_REQUIRE_EQ(owner->remote_pending.load(), 0u);
+    ATF_REQUIRE_EQ(owner->remote.pending.load(), 0u);
     // ... and to the statistics.
     tcache_flush_all(own_cache());
     ATF_REQUIRE_EQ(allocated_small(owner), before);
