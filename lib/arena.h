@@ -136,8 +136,8 @@ struct Arena {
     LargeClassStats large[kNumLargeClasses];
     Quarantine quarantine;           // used only with the S option
     // Remote frees: small regions of this arena freed by threads of other
-    // arenas, pushed a batch at a time without the lock
-    // (arena_push_remote, into remote).  A fill of the class takes them straight from
+    // arenas, pushed into `remote' a batch at a time without the lock
+    // (arena_push_remote).  A fill of the class takes them straight from
     // the batches; every other holder of the lock first returns them all
     // to their runs (arena_drain_remote_locked).
     uint64_t remote_spilled;                // (lock held) classes with a spill
