@@ -751,9 +751,13 @@ unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
     }
     a->remote_spill[bin] = b;
     if (b != nullptr)
-        a->remote_spilled |= uint64_t{1} << bin;
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) |
+                                    uint64_t{1} << bin,
+                                std::memory_order_relaxed);
     else
-        a->remote_spilled &= ~(uint64_t{1} << bin);
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
+                                    ~(uint64_t{1} << bin),
+                                std::memory_order_relaxed);
     if (done_first != nullptr)
         remote_batch_put(done_first, done_last);
     return got;
@@ -868,11 +872,14 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
 
 
 void arena_drain_remote_locked(Arena *a) {
-    while (AA_UNLIKELY(a->remote_spilled != 0)) {
-        unsigned bin = static_cast<unsigned>(__builtin_ctzll(a->remote_spilled));
+    for (uint64_t spilled = a->remote_spilled.load(std::memory_order_relaxed);
+         AA_UNLIKELY(spilled != 0); spilled &= spilled - 1) {
+        unsigned bin = static_cast<unsigned>(__builtin_ctzll(spilled));
         RemoteBatch *b = a->remote_spill[bin];
         a->remote_spill[bin] = nullptr;
-        a->remote_spilled &= a->remote_spilled - 1;
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
+                                    ~(uint64_t{1} << bin),
+                                std::memory_order_relaxed);
         remote_release_locked(a, b);
     }
     if (AA_LIKELY(a->remote.pending.load(std::memory_order_relaxed) == 0))
@@ -885,6 +892,11 @@ void arena_drain_remote_locked(Arena *a) {
 }
 
 void arena_drain_remote(Arena *a) {
+    // Not even the lock when there is nothing to return (a cache's GC
+    // visit calls this for every thread, often at the same time).
+    if (a->remote.pending.load(std::memory_order_relaxed) == 0 &&
+        a->remote_spilled.load(std::memory_order_relaxed) == 0)
+        return;
     MutexGuard guard(a->mutex);
     arena_drain_remote_locked(a);
 }

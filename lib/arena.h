@@ -140,7 +140,8 @@ struct Arena {
     // (arena_push_remote).  A fill of the class takes them straight from
     // the batches; every other holder of the lock first returns them all
     // to their runs (arena_drain_remote_locked).
-    uint64_t remote_spilled;                // (lock held) classes with a spill
+    std::atomic<uint64_t> remote_spilled;   // classes with a spill (written
+                                            //   with the lock held)
     RemoteBatch *remote_spill[kNumBins];    // (lock held) batches a fill took
                                             //   off remote, not used up
     RemoteFrees remote;
