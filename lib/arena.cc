@@ -506,9 +506,7 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
         r->size_class = static_cast<uint8_t>(bin_index);
         r->region_size = info.region_size;
         r->reciprocal = info.reciprocal;
-        RegionDivisor div = region_divisor(info.region_size);
-        r->odd_inverse = div.odd_inverse;
-        r->shift = div.shift;
+        r->start_magic = info.start_magic;
         r->nregs = static_cast<uint16_t>(info.nregs);
         r->nfree = static_cast<uint16_t>(info.nregs);
         r->hint = 0;

@@ -41,12 +41,13 @@ extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegis
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.
 AA_ALWAYS_INLINE uintptr_t registry_lookup(const void *addr) {
-    uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-    if (AA_UNLIKELY((a >> kRegistryAddressBits) != 0))
+    uintptr_t key = reinterpret_cast<uintptr_t>(addr) >> kLgGranule;
+    // An address at or above 2^kRegistryAddressBits has a root index past
+    // the table: one compare checks both.
+    uintptr_t root = key >> kRegistryLeafBits;
+    if (AA_UNLIKELY(root >= (uintptr_t{1} << kRegistryRootBits)))
         return 0;
-    uintptr_t key = a >> kLgGranule;
-    RegistryLeaf *leaf =
-        g_registry_root[key >> kRegistryLeafBits].load(std::memory_order_acquire);
+    RegistryLeaf *leaf = g_registry_root[root].load(std::memory_order_acquire);
     if (AA_UNLIKELY(leaf == nullptr))
         return 0;
     return leaf->slots[key & ((uintptr_t{1} << kRegistryLeafBits) - 1)].load(

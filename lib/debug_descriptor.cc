@@ -17,6 +17,7 @@
 #include "init.h"
 #include "run.h"
 #include "size_classes.h"
+#include "hardened.h"
 #include "tcache.h"
 #include "thread_state.h"
 #include "util.h"
@@ -64,7 +65,7 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor
     var(&g_threads_seen, sizeof(g_threads_seen)),
     var(&g_tcache_all, sizeof(g_tcache_all)),
     var(&g_tcache_free, sizeof(g_tcache_free)),
-    var(&g_free_mark_key, sizeof(g_free_mark_key)),
+    var(&g_hardened_key, sizeof(g_hardened_key)),
 
     {var(&g_registry_root, sizeof(g_registry_root)), kLgGranule, kRegistryAddressBits,
      kRegistryRootBits, kRegistryLeafBits, kRegistryChunk, kRegistryHuge, kRegistryTagMask},
@@ -107,9 +108,8 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor
      AA_DEBUG_FIELD(HugeStats, mapped)},
     {AA_DEBUG_SIZE(TCache), AA_DEBUG_FIELD(TCache, bins), AA_DEBUG_FIELD(TCache, arena),
      AA_DEBUG_FIELD(TCache, next_free), AA_DEBUG_FIELD(TCache, next_all)},
-    {AA_DEBUG_SIZE(TCacheBin), AA_DEBUG_FIELD(TCacheBin, stack), AA_DEBUG_FIELD(TCacheBin, count),
-     AA_DEBUG_FIELD(TCacheBin, max), AA_DEBUG_FIELD(TCacheBin, nmalloc),
-     AA_DEBUG_FIELD(TCacheBin, nfree)},
+    {AA_DEBUG_SIZE(TCacheBin), AA_DEBUG_FIELD(TCacheBin, top), AA_DEBUG_FIELD(TCacheBin, stack),
+     AA_DEBUG_FIELD(TCacheBin, limit), AA_DEBUG_FIELD(TCacheBin, nmalloc)},
     {AA_DEBUG_SIZE(BinInfo), AA_DEBUG_FIELD(BinInfo, region_size),
      AA_DEBUG_FIELD(BinInfo, run_pages), AA_DEBUG_FIELD(BinInfo, nregs),
      AA_DEBUG_FIELD(BinInfo, reciprocal)},

@@ -26,11 +26,11 @@
 #include <stdint.h>
 
 #define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
-#define ARENALLOC_DEBUG_VERSION 1
+#define ARENALLOC_DEBUG_VERSION 2
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0xb4751f10d50ac0b1ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0x0bf5f2262a0596adULL
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,7 +114,7 @@ struct aa_debug_tcache_layout { /* TCache: a thread cache */
 
 struct aa_debug_tcache_bin_layout { /* TCacheBin: one class's stack */
     uint32_t size, pad_;
-    aa_debug_field stack, count, max, nmalloc, nfree;
+    aa_debug_field top, stack, limit, nmalloc;  /* void **: [stack, top) of [stack, limit) */
 };
 
 struct aa_debug_bin_info_layout { /* BinInfo: geometry of a small class */
@@ -174,7 +174,7 @@ struct arenalloc_debug_descriptor {
     aa_debug_var threads_seen;  /* uint64_t: threads ever given an arena */
     aa_debug_var tcache_all;    /* TCache *: every cache, via next_all */
     aa_debug_var tcache_free;   /* TCache *: caches of exited threads, via next_free */
-    aa_debug_var free_mark_key; /* uintptr_t: a cached block's first word is addr ^ key */
+    aa_debug_var hardened_key;  /* uintptr_t: key of the S profile's canaries */
 
     struct aa_debug_registry registry;
     struct aa_debug_page_map page_map;

@@ -21,17 +21,22 @@
 
 namespace arenalloc {
 
+uintptr_t g_hardened_key;
+
+void hardened_configure() {
+    g_hardened_key = static_cast<uintptr_t>(platform_random_seed()) | 1;
+}
+
 namespace {
 
 // Past this, n + a page of guard could overflow; such requests fail anyway.
 constexpr size_t kMaxRequest = PTRDIFF_MAX - 2 * kPage;
 
-// A hash of the block's address under the process's random key (the one
-// the thread caches' free mark uses), so that neither the stored size nor
+// A hash of the block's address under the process's random key, so that neither the stored size nor
 // the canary byte can be predicted, or copied from another block.
 uint64_t block_hash(const void *p) {
     uint64_t x = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)) ^
-                 (static_cast<uint64_t>(g_free_mark_key) * 0x9e3779b97f4a7c15ull);
+                 (static_cast<uint64_t>(g_hardened_key) * 0x9e3779b97f4a7c15ull);
     x ^= x >> 31;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 29;

@@ -40,6 +40,12 @@ namespace arenalloc {
 constexpr size_t kHardenedTrailer = 4;                     // the stored size
 constexpr size_t kHardenedSlack = kHardenedTrailer + 1;    // and one canary byte at least
 
+// A random per-process key: the stored sizes and canary bytes are hashed
+// with it, so that they cannot be predicted.  Drawn by hardened_configure()
+// at initialization.
+extern AA_HIDDEN uintptr_t g_hardened_key;
+void hardened_configure();
+
 // Whether S is in force; initializes first, so that the very first block
 // is made by the same rules that will free it.
 AA_ALWAYS_INLINE bool hardened_in_force() {

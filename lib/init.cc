@@ -7,6 +7,7 @@
 #include "chunk.h"
 #include "chunk_registry.h"
 #include "ctl.h"
+#include "hardened.h"
 #include "huge.h"
 #include "mutex.h"
 #include "options.h"
@@ -116,6 +117,7 @@ bool init_slow() {
     options_init();
     chunk_configure(static_cast<unsigned>(g_options.lg_chunk));
     tcache_configure();
+    hardened_configure();
     unsigned n = static_cast<unsigned>(g_options.narenas);
     void *table = base_alloc(n * sizeof(std::atomic<Arena *>));
     Arena *first = table != nullptr ? arena_create(0) : nullptr;

@@ -20,8 +20,8 @@ struct Run {
     // Read by free()'s fast path without the arena lock: fixed while the
     // run is a small run with live regions.
     uintptr_t base;        // address of the first page
-    uint64_t odd_inverse;  // small: region_divisor(region_size), for
-                           //   region_start_index()
+    uint64_t start_magic;  // small: region_start_magic(region_size), for
+                           //   region_is_start()
     uint32_t region_size;  // small: bytes per region (copied from BinInfo)
     uint32_t reciprocal;   // small: BinInfo::reciprocal, for region_index()
     uint16_t nregs;        // small: regions in the run
@@ -29,7 +29,6 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
-    uint8_t shift;         // small: region_divisor(region_size).shift
     // Arena lock held for everything below.
     uint32_t npages;       // length in pages
     uint8_t zeroed;        // free: every page is known to read as zero

@@ -66,43 +66,43 @@ constexpr unsigned count_small_classes() {
 constexpr unsigned kNumBins = count_small_classes();
 
 // Geometry of the runs a small class is cut from.
+// ceil(2^64 / size): offset * it, modulo 2^64, is below it exactly when
+// size divides offset (for offsets and sizes far below 2^32, as here).
+constexpr uint64_t region_start_magic(size_t size) {
+    return ~uint64_t{0} / size + 1;
+}
+
+// Whether a byte offset inside a run is a region start: one multiply and
+// one compare on free()'s fast path.  Needs runs without a tail
+// (make_bin_info), so that "a multiple of the size" is enough.
+AA_ALWAYS_INLINE bool region_is_start(uint64_t start_magic, size_t offset) {
+    return static_cast<uint64_t>(offset) * start_magic < start_magic;
+}
+
 struct BinInfo {
     uint32_t region_size;
     uint32_t run_pages;
     uint32_t nregs;
-    uint32_t reciprocal;  // ceil(2^32 / region_size): offset -> index by multiply
+    uint32_t reciprocal;   // ceil(2^32 / region_size): offset -> index by multiply
+    uint64_t start_magic;  // region_start_magic(region_size)
 };
 
-// Pick the fewest pages whose waste is at most 1/64 of the run, within the
-// region and page bounds; otherwise the least wasteful candidate.
+// A run is the fewest whole pages that hold a whole number of regions
+// (the least common multiple of the region size and the page): no tail
+// is wasted, and every region-size multiple inside the run is a region
+// start, which is what lets free() check a pointer with one multiply
+// (region_is_start()).  Classes here have an odd part of at most 7, so a
+// run is at most 7 pages.
 constexpr BinInfo make_bin_info(size_t size) {
-    uint32_t best_pages = 0;
-    size_t best_waste = ~size_t{0};
-    for (uint32_t pages = 1; pages <= kMaxRunPages; pages++) {
-        size_t run = pages * kPage;
-        if (run < size)
-            continue;
-        if (run / size > kMaxRunRegions)
-            break;
-        size_t waste = run % size;
-        if (waste * 64 <= run) {
-            best_pages = pages;
-            break;
-        }
-        if (waste * best_pages * kPage < best_waste * run || best_pages == 0) {
-            best_pages = pages;
-            best_waste = waste;
-        }
-    }
-    if (best_pages == 0)
-        best_pages = 1;
+    uint32_t pages = 1;
+    while (pages * kPage % size != 0)
+        pages++;
     BinInfo b{};
     b.region_size = static_cast<uint32_t>(size);
-    b.run_pages = best_pages;
-    b.nregs = static_cast<uint32_t>(best_pages * kPage / size);
-    if (b.nregs > kMaxRunRegions)
-        b.nregs = kMaxRunRegions;
+    b.run_pages = pages;
+    b.nregs = static_cast<uint32_t>(pages * kPage / size);
     b.reciprocal = static_cast<uint32_t>(((uint64_t{1} << 32) + size - 1) / size);
+    b.start_magic = region_start_magic(size);
     return b;
 }
 
@@ -130,6 +130,16 @@ static_assert(class_size_formula(kNumBins - 1) == kSmallMax, "kSmallMax is a cla
 static_assert(class_size_formula(kNumBins) % kPage == 0, "large classes are page multiples");
 static_assert(kNumClasses < 256, "class index fits a byte");
 
+constexpr bool runs_within_bounds() {
+    for (unsigned i = 0; i < kNumBins; i++) {
+        BinInfo b = make_bin_info(class_size_formula(i));
+        if (b.run_pages > kMaxRunPages || b.nregs > kMaxRunRegions)
+            return false;
+    }
+    return true;
+}
+static_assert(runs_within_bounds(), "every run fits the page and bitmap bounds");
+
 AA_ALWAYS_INLINE unsigned size_to_class(size_t size) {
     unsigned c = AA_LIKELY(size <= kLookupMax) ? kSizeClasses.lookup[(size + 7) >> 3]
                                                : size_to_class_formula(size);
@@ -154,34 +164,6 @@ AA_ALWAYS_INLINE const BinInfo &bin_info(unsigned bin) {
 // unit test).
 AA_ALWAYS_INLINE uint32_t region_index(uint32_t reciprocal, size_t offset) {
     return static_cast<uint32_t>((static_cast<uint64_t>(offset) * reciprocal) >> 32);
-}
-
-// A region size d = d_odd * 2^shift as the pair free()'s check uses: the
-// inverse of d_odd modulo 2^64, and shift.
-struct RegionDivisor {
-    uint64_t odd_inverse;
-    uint8_t shift;
-};
-
-constexpr RegionDivisor region_divisor(uint32_t size) {
-    uint8_t shift = 0;
-    while ((size >> shift & 1) == 0)
-        shift++;
-    uint64_t odd = size >> shift;
-    uint64_t inv = odd;  // correct to 3 bits; each step doubles them
-    for (int i = 0; i < 5; i++)
-        inv *= 2 - odd * inv;
-    return RegionDivisor{inv, shift};
-}
-
-// offset / d when d divides offset; otherwise a number of at least
-// 2^64 / d (so above any region count): the multiply by the odd part's
-// inverse is exact only for its multiples, and a rotate brings any low
-// bits left by a missing power of two to the top.  One compare against
-// the run's region count then checks "a region start inside the run".
-AA_ALWAYS_INLINE uint64_t region_start_index(uint64_t odd_inverse, unsigned shift, size_t offset) {
-    uint64_t x = static_cast<uint64_t>(offset) * odd_inverse;
-    return (x >> shift) | (x << ((64 - shift) & 63));
 }
 
 }  // namespace arenalloc

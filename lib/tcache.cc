@@ -17,7 +17,6 @@
 namespace arenalloc {
 
 TCache g_tcache_none;
-uintptr_t g_free_mark_key;
 uint32_t g_tcache_slots[kNumBins];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
@@ -25,8 +24,6 @@ TCache *g_tcache_all = nullptr;
 TCache *g_tcache_free = nullptr;
 
 void tcache_configure() {
-    // Odd, so that no block's mark equals its address.
-    g_free_mark_key = static_cast<uintptr_t>(platform_random_seed()) | 1;
     bool off = options_need_slow_path();
     g_tcache_total_slots = 0;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
@@ -53,8 +50,9 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // thread uses any more go back under one lock hold per arena; the others
 // are pushed to their arena in batches without its lock, for its thread
 // to take at its next fill (lib/README: "Cross-thread frees").
-void flush_oldest(TCache *tc, TCacheBin *b, unsigned bin, unsigned n) {
-    AA_ASSERT(n <= b->count && b->count <= b->max);
+void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
+    TCacheBin *b = &tc->bins[bin];
+    AA_ASSERT(n <= b->count() && b->count() <= b->max());
     unsigned left = n;
     while (left != 0) {
         Arena *owner = chunk_containing(b->stack[0])->arena;
@@ -66,8 +64,9 @@ void flush_oldest(TCache *tc, TCacheBin *b, unsigned bin, unsigned n) {
         else
             left = arena_flush_small(owner, bin, b->stack, left);
     }
-    memmove(b->stack, b->stack + n, (b->count - n) * sizeof(void *));
-    b->count -= n;
+    memmove(b->stack, b->stack + n, (b->count() - n) * sizeof(void *));
+    b->top -= n;
+    tc->nfree_adjust[bin] += n;
 }
 
 }  // namespace
@@ -90,8 +89,8 @@ TCache *tcache_create(Arena *a) {
         void **slot = tc->slots;
         for (unsigned bin = 0; bin < kNumBins; bin++) {
             tc->bins[bin].stack = slot;
-            tc->bins[bin].max = g_tcache_slots[bin];
             slot += g_tcache_slots[bin];
+            tc->bins[bin].limit = slot;
         }
         MutexGuard guard(g_tcache_mutex);
         tc->next_all = g_tcache_all;
@@ -99,12 +98,12 @@ TCache *tcache_create(Arena *a) {
         __atomic_store_n(&g_tcache_all, tc, __ATOMIC_RELEASE);
     }
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        tc->bins[bin].count = 0;
+        tc->bins[bin].top = tc->bins[bin].stack;
         tc->active[bin] = 0;
     }
     tc->arena = a;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        tc->bins[bin].nmalloc = tc->bins[bin].nfree = 0;
+        tc->bins[bin].nmalloc = tc->nfree_adjust[bin] = 0;
         tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
     }
     tc->gc_ticker = gc_ticker_start();
@@ -117,7 +116,8 @@ TCache *tcache_create(Arena *a) {
 namespace {
 
 bool stack_holds(const TCacheBin *b, const void *p) {
-    uint32_t n = __atomic_load_n(&b->count, __ATOMIC_RELAXED);
+    void **top = __atomic_load_n(&b->top, __ATOMIC_RELAXED);
+    uint32_t n = static_cast<uint32_t>(top - b->stack);
     for (uint32_t i = n; i-- > 0;)
         if (__atomic_load_n(&b->stack[i], __ATOMIC_RELAXED) == p)
             return true;
@@ -127,7 +127,7 @@ bool stack_holds(const TCacheBin *b, const void *p) {
 }  // namespace
 
 bool tcache_any_holds(const TCache *own, unsigned bin, const void *p) {
-    if (*static_cast<const uintptr_t *>(p) != free_mark(p))
+    if (*static_cast<const uintptr_t *>(p) != kFreeMark)
         return false;
     for (const TCache *tc = __atomic_load_n(&g_tcache_all, __ATOMIC_ACQUIRE); tc != nullptr;
          tc = tc->next_all)
@@ -140,18 +140,17 @@ void tcache_merge_counts(TCache *tc) {
     CountDelta d[kNumBins];
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         d[bin].nmalloc = tc->bins[bin].nmalloc - tc->merged_nmalloc[bin];
-        d[bin].nfree = tc->bins[bin].nfree - tc->merged_nfree[bin];
+        d[bin].nfree = tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin];
         tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
-        tc->merged_nfree[bin] = tc->bins[bin].nfree;
+        tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
     }
     arena_merge_counts(tc->arena, d);
 }
 
 void tcache_flush_all(TCache *tc) {
     for (unsigned bin = 0; bin < kNumBins; bin++) {
-        TCacheBin *b = &tc->bins[bin];
-        if (b->count != 0)
-            flush_oldest(tc, b, bin, b->count);
+        if (tc->bins[bin].count() != 0)
+            flush_oldest(tc, bin, tc->bins[bin].count());
     }
     tcache_merge_counts(tc);
 }
@@ -183,16 +182,17 @@ void tcache_gc(TCache *tc) {
     // hand out the lowest addresses and keep the heap packed.
     arena_drain_remote(tc->arena);
     unsigned bin = tc->gc_bin;
-    TCacheBin *b = &tc->bins[bin];
-    if (!tc->active[bin] && b->count != 0)
-        flush_oldest(tc, b, bin, (b->count + 1) / 2);
+    uint32_t n = tc->bins[bin].count();
+    if (!tc->active[bin] && n != 0)
+        flush_oldest(tc, bin, (n + 1) / 2);
     tc->active[bin] = 0;
     tc->gc_bin = (bin + 1) % kNumBins;
 }
 
 }  // namespace
 
-void *tcache_alloc_slow(TCache *tc, unsigned bin) {
+void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // First small request of this thread (or one made while it exits).
         tc = thread_tcache_slow();
@@ -216,14 +216,15 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
     if (tc->gc_ticker < 0)
         tcache_gc(tc);
     TCacheBin *b = &tc->bins[bin];
-    if (b->count == 0) {
+    if (b->top == b->stack) {
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.
-        unsigned want = b->max / 2 != 0 ? b->max / 2 : 1;
-        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], b->nfree - tc->merged_nfree[bin]};
+        unsigned want = b->max() / 2 != 0 ? b->max() / 2 : 1;
+        uint64_t nfree = tcache_bin_nfree(tc, bin);
+        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], nfree - tc->merged_nfree[bin]};
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
         tc->merged_nmalloc[bin] = b->nmalloc;
-        tc->merged_nfree[bin] = b->nfree;
+        tc->merged_nfree[bin] = nfree;
         if (AA_UNLIKELY(got == 0)) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
@@ -234,19 +235,20 @@ void *tcache_alloc_slow(TCache *tc, unsigned bin) {
             errno = ENOMEM;
             return nullptr;
         }
-        AA_ASSERT(got <= want && want <= b->max);
-        b->count = got;
+        AA_ASSERT(got <= want && want <= b->max());
+        b->top = b->stack + got;
+        tc->nfree_adjust[bin] -= got;
         tc->active[bin] = 1;
         decay_tick();
     }
-    uint32_t n = --b->count;
+    void *p = *--b->top;
     b->nmalloc++;
-    void *p = b->stack[n];
     *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
 }
 
-void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
+void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // The first free of a thread that has not allocated a small block
         // yet, such as a consumer freeing what producers allocate: it gets
@@ -257,18 +259,18 @@ void tcache_free_flush(TCache *tc, unsigned bin, void *p) {
         return tcache_free(tc, bin, p);
     }
     TCacheBin *b = &tc->bins[bin];
-    if (b->count >= b->max) {
-        flush_oldest(tc, b, bin, b->max / 2 != 0 ? b->max / 2 : b->count);
+    if (b->top >= b->limit) {
+        flush_oldest(tc, bin, b->max() / 2 != 0 ? b->max() / 2 : b->count());
         tc->active[bin] = 1;
         decay_tick();
     }
-    *static_cast<uintptr_t *>(p) = free_mark(p);
-    AA_ASSERT(b->count < b->max);
-    b->stack[b->count++] = p;
-    b->nfree++;
+    *static_cast<uintptr_t *>(p) = kFreeMark;
+    AA_ASSERT(b->top < b->limit);
+    *b->top++ = p;
 }
 
-void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
+void tcache_free_suspect(TCache *tc, TCacheBin *bin_of_tc, void *p) {
+    unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     // This thread's stack first (the common double free), then the arena,
     // then every other thread's stack (the first free happened elsewhere).
     if (tc != &g_tcache_none && stack_holds(&tc->bins[bin], p))
@@ -279,7 +281,7 @@ void tcache_free_suspect(TCache *tc, unsigned bin, void *p) {
         return tcache_report_double_free(p);
     // Not free: the program's data matched the mark by chance.  Free it
     // normally.
-    tcache_free_flush(tc, bin, p);
+    tcache_free_flush(tc, bin_of_tc, p);
 }
 
 void tcache_report_double_free(void *p) {

@@ -63,13 +63,19 @@ extern AA_HIDDEN int32_t g_tcache_gc_interval;       // 0: no GC
 // minimum or an option needs every call on the slow path.
 void tcache_configure();
 
-// Owned by its thread; no other thread reads or writes it.
+// Owned by its thread; other threads only read top and the stack (the
+// double-free look, tcache_any_holds()).  The stack is kept as pointers
+// (top, limit) rather than a count and a capacity: a push or a pop is then
+// a compare and a move of top, with no index arithmetic.
 struct TCacheBin {
-    void **stack;     // stack[0..count) are free regions; top is stack[count-1]
-    uint32_t count;
-    uint32_t max;     // capacity: tcache_slots(bin); 0 in the placeholder cache
-    uint64_t nmalloc; // requests served and frees taken, since the thread
-    uint64_t nfree;   //   started (on the line the hit paths touch anyway)
+    void **top;       // stack[0..top) are free regions, the newest at top[-1]
+    void **stack;     // the bottom of the stack
+    void **limit;     // stack + capacity (tcache_slots(bin)); all three are
+                      //   null in the placeholder cache
+    uint64_t nmalloc; // requests served since the thread started
+
+    uint32_t count() const { return static_cast<uint32_t>(top - stack); }
+    uint32_t max() const { return static_cast<uint32_t>(limit - stack); }
 };
 
 struct TCache {
@@ -78,6 +84,10 @@ struct TCache {
     Arena *arena;          // where fills come from: the thread's arena
     uint64_t merged_nmalloc[kNumBins];  // bins' counts already handed to arenas
     uint64_t merged_nfree[kNumBins];
+    // Frees taken are not counted on the free hit path: every push raises
+    // the bin's count, so they are count + nmalloc + nfree_adjust, where
+    // the slow paths add what they flush and subtract what they fill.
+    uint64_t nfree_adjust[kNumBins];
     int32_t gc_ticker;     // allocations until the next GC visit
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
@@ -86,6 +96,11 @@ struct TCache {
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
+
+// Frees bin has taken since its thread started.
+AA_ALWAYS_INLINE uint64_t tcache_bin_nfree(const TCache *tc, unsigned bin) {
+    return tc->nfree_adjust[bin] + tc->bins[bin].count() + tc->bins[bin].nmalloc;
+}
 
 // Every cache ever made, newest first, and those of exited threads (kept
 // for reuse); under the tcache list lock.  A debugger finds the regions
@@ -120,8 +135,10 @@ bool tcache_any_holds(const TCache *own, unsigned bin, const void *p);
 void tcache_merge_counts(TCache *tc);
 
 // Slow paths of the hit functions below.
-AA_NOINLINE void *tcache_alloc_slow(TCache *tc, unsigned bin);
-AA_NOINLINE void tcache_free_flush(TCache *tc, unsigned bin, void *p);
+// They take the bin by address (one of tc->bins), which the hit paths
+// have at hand, rather than by index.
+AA_NOINLINE void *tcache_alloc_slow(TCache *tc, TCacheBin *b);
+AA_NOINLINE void tcache_free_flush(TCache *tc, TCacheBin *b, void *p);
 
 // Where a block freed by a thread without a cache goes: the allocator's
 // uncached free path (it traces and checks the block); set by the layer
@@ -134,19 +151,18 @@ extern AA_HIDDEN void (*const g_free_uncached)(void *p);
 extern AA_HIDDEN void (*const g_reclaim_for_retry)();
 AA_NOINLINE void tcache_report_double_free(void *p);
 
-// A block in a thread cache carries, in its first word, its address mixed
-// with a random per-process key.  free() of a block that already carries
-// it is suspect: tcache_free_suspect() then looks for the block in the
-// thread's stack, in its arena's bitmap and in the other threads' stacks,
-// and reports a double free when it finds it free; a program's own data that happens to match costs one
-// such look and nothing else.  The mark is never read for any other
-// purpose, so a use-after-free that forges it gains nothing.
-extern AA_HIDDEN uintptr_t g_free_mark_key;
-AA_NOINLINE void tcache_free_suspect(TCache *tc, unsigned bin, void *p);
-
-AA_ALWAYS_INLINE uintptr_t free_mark(const void *p) {
-    return reinterpret_cast<uintptr_t>(p) ^ g_free_mark_key;
-}
+// A block in a thread cache carries kFreeMark in its first word.  free()
+// of a block that already carries it is suspect: tcache_free_suspect()
+// then looks for the block in the thread's stack, in its arena's bitmap and
+// in the other threads' stacks, and reports a double free when it finds it
+// free; a program's own data that happens to match costs one such look and
+// nothing else.  The mark is never read for any other purpose, so a
+// use-after-free that forges it gains nothing, and it carries no secret: a
+// fixed value that fits an instruction's 32-bit immediate (sign-extended)
+// keeps the check and the store one instruction each.  Neither a small
+// integer, nor a user-space address, nor a common fill byte pattern.
+constexpr uintptr_t kFreeMark = static_cast<uintptr_t>(int64_t{-0x5eed0b5f});
+AA_NOINLINE void tcache_free_suspect(TCache *tc, TCacheBin *b, void *p);
 
 void tcache_prefork();
 void tcache_postfork_parent();
@@ -157,15 +173,15 @@ void tcache_postfork_child();
 // tail call.
 AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     TCacheBin *b = &tc->bins[bin];
-    uint32_t n = b->count;
-    AA_ASSERT(n <= b->max);
-    if (AA_UNLIKELY(n == 0 || --tc->gc_ticker < 0))
-        return tcache_alloc_slow(tc, static_cast<unsigned>(bin));
-    n--;
-    b->count = n;
+    void **top = b->top;
+    AA_ASSERT(top >= b->stack && top <= b->limit);
+    if (AA_UNLIKELY(top == b->stack || --tc->gc_ticker < 0))
+        return tcache_alloc_slow(tc, b);
+    top--;
+    b->top = top;
     if (kStats)
         b->nmalloc++;
-    void *p = b->stack[n];
+    void *p = *top;
     if (kFreeChecks)
         *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
@@ -176,18 +192,15 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
 AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     TCacheBin *b = &tc->bins[bin];
     uintptr_t *word = static_cast<uintptr_t *>(p);
-    uintptr_t mark = free_mark(p);
-    if (kFreeChecks && AA_UNLIKELY(*word == mark))
-        return tcache_free_suspect(tc, static_cast<unsigned>(bin), p);
-    uint32_t n = b->count;
-    if (AA_UNLIKELY(n >= b->max))  // full, or the placeholder cache
-        return tcache_free_flush(tc, static_cast<unsigned>(bin), p);
+    if (kFreeChecks && AA_UNLIKELY(*word == kFreeMark))
+        return tcache_free_suspect(tc, b, p);
+    void **top = b->top;
+    if (AA_UNLIKELY(top >= b->limit))  // full, or the placeholder cache
+        return tcache_free_flush(tc, b, p);
     if (kFreeChecks)
-        *word = mark;
-    b->stack[n] = p;
-    b->count = n + 1;
-    if (kStats)
-        b->nfree++;
+        *word = kFreeMark;
+    *top = p;
+    b->top = top + 1;
 }
 
 }  // namespace arenalloc

@@ -103,23 +103,25 @@ void thread_state_hook_init() {
 
 namespace {
 
-// Bytes of the blocks counted by one of a cache's per-class counters.
-uint64_t cached_bytes(uint64_t TCacheBin::*count) {
+// Bytes of the blocks one of a cache's per-class counts counts.
+uint64_t cached_bytes(uint64_t (*count)(const TCache *, unsigned)) {
     const TCache *tc = tls_thread_state.tcache;
     uint64_t n = 0;
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += tc->bins[bin].*count * bin_info(bin).region_size;
+        n += count(tc, bin) * bin_info(bin).region_size;
     return n;
 }
+
+uint64_t bin_nmalloc(const TCache *tc, unsigned bin) { return tc->bins[bin].nmalloc; }
 
 }  // namespace
 
 uint64_t thread_bytes_allocated() {
-    return tls_thread_state.allocated_uncached + cached_bytes(&TCacheBin::nmalloc);
+    return tls_thread_state.allocated_uncached + cached_bytes(bin_nmalloc);
 }
 
 uint64_t thread_bytes_deallocated() {
-    return tls_thread_state.deallocated_uncached + cached_bytes(&TCacheBin::nfree);
+    return tls_thread_state.deallocated_uncached + cached_bytes(tcache_bin_nfree);
 }
 
 uint64_t thread_state_nthreads_seen() {

@@ -131,10 +131,13 @@ void child_quarantine(void) {
     std::vector<void *> v;
     for (int i = 0; i < kDepth; i++)
         v.push_back(malloc(n));
+    // Reserved before x is freed: a vector growing in the loop below would
+    // free its old storage into the quarantine too, and push x out early.
+    std::vector<void *> kept;
+    kept.reserve(kDepth);
     void *x = malloc(n);
     free(x);
     size_t early = 0;
-    std::vector<void *> kept;
     for (int i = 0; i < kDepth - 1; i++) {
         free(v[static_cast<size_t>(i)]);
         void *q = malloc(n);

@@ -28,6 +28,7 @@
 #include "require_msg.h"
 #include "run.h"
 #include "size_classes.h"
+#include "hardened.h"
 #include "tcache.h"
 #include "thread_state.h"
 
@@ -77,10 +78,10 @@ const Member kArena[] = {
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
                          M(Chunk, from_sbrk), FLEX(Chunk, map, PageMapEntry)};
-const Member kRun[] = {M(Run, base), M(Run, odd_inverse), M(Run, region_size),
+const Member kRun[] = {M(Run, base), M(Run, start_magic), M(Run, region_size),
                        M(Run, reciprocal), M(Run, nregs),
                        M(Run, nfree), M(Run, hint), M(Run, state), M(Run, size_class),
-                       M(Run, shift), M(Run, npages), M(Run, zeroed), M(Run, ndirty), M(Run, dirty_since), M(Run, chunk),
+                       M(Run, npages), M(Run, zeroed), M(Run, ndirty), M(Run, dirty_since), M(Run, chunk),
                        M(Run, next), M(Run, prev), M(Run, dirty_next), M(Run, dirty_prev),
                        M(Run, bitmap)};
 const Member kBitmap[] = {M(RunBitmap, words)};
@@ -90,14 +91,14 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
                              M(HugeStats, allocated), M(HugeStats, mapped),
                              M(HugeStats, cached)};
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, arena),
-                          M(TCache, merged_nmalloc), M(TCache, merged_nfree),
+                          M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, next_free),
                           M(TCache, next_all), M(TCache, spare_batches),
                           FLEX(TCache, slots, void *)};
-const Member kTCacheBin[] = {M(TCacheBin, stack), M(TCacheBin, count), M(TCacheBin, max),
-                             M(TCacheBin, nmalloc), M(TCacheBin, nfree)};
+const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
+                             M(TCacheBin, nmalloc)};
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),
-                           M(BinInfo, reciprocal)};
+                           M(BinInfo, reciprocal), M(BinInfo, start_magic)};
 const Member kSizeClassTable[] = {M(SizeClassTable, size), M(SizeClassTable, bin),
                                   M(SizeClassTable, lookup)};
 const Member kChunkGeometry[] = {M(ChunkGeometry, lg_chunk), M(ChunkGeometry, chunk_size),
@@ -214,7 +215,7 @@ ATF_TEST_CASE_BODY(debug_descriptor__globals)
     ATF_REQUIRE(d.threads_seen.addr.ptr == &g_threads_seen);
     ATF_REQUIRE(d.tcache_all.addr.ptr == &g_tcache_all);
     ATF_REQUIRE(d.tcache_free.addr.ptr == &g_tcache_free);
-    ATF_REQUIRE(d.free_mark_key.addr.ptr == &g_free_mark_key);
+    ATF_REQUIRE(d.hardened_key.addr.ptr == &g_hardened_key);
     ATF_REQUIRE(d.registry.root.addr.ptr == &g_registry_root);
     ATF_REQUIRE_EQ(d.registry.root.size, sizeof(g_registry_root));
     ATF_REQUIRE_EQ(d.registry.lg_granule, kLgGranule);
@@ -258,7 +259,7 @@ ATF_TEST_CASE_BODY(debug_descriptor__fields)
     require_field("HugeStats::allocated", d.huge_stats_layout.allocated,
                   F(HugeStats, allocated));
     require_field("TCache::next_all", d.tcache.next_all, F(TCache, next_all));
-    require_field("TCacheBin::count", d.tcache_bin.count, F(TCacheBin, count));
+    require_field("TCacheBin::top", d.tcache_bin.top, F(TCacheBin, top));
     ATF_REQUIRE_EQ(d.tcache_bin.size, sizeof(TCacheBin));
     require_field("BinInfo::nregs", d.bin_info.nregs, F(BinInfo, nregs));
     require_field("SizeClassTable::bin", d.size_class_table.bin, F(SizeClassTable, bin));

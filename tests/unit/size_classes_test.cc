@@ -65,12 +65,11 @@ ATF_TEST_CASE_BODY(bin_info__geometry) {
         ATF_REQUIRE(info.nregs >= 1);
         ATF_REQUIRE(info.nregs <= kMaxRunRegions);
         ATF_REQUIRE(info.run_pages >= 1 && info.run_pages <= kMaxRunPages);
-        ATF_REQUIRE(uint64_t{info.nregs} * info.region_size <= uint64_t{info.run_pages} * kPage);
-        // The run wastes less than a region (else nregs would be larger),
-        // unless the region bound cut it.
-        if (info.nregs < kMaxRunRegions)
-            ATF_REQUIRE(info.run_pages * kPage - uint64_t{info.nregs} * info.region_size <
-                        info.region_size);
+        // No tail: the run is exactly its regions (region_is_start() relies
+        // on it), and the fewest pages that are.
+        ATF_REQUIRE_EQ(uint64_t{info.nregs} * info.region_size, uint64_t{info.run_pages} * kPage);
+        for (uint32_t fewer = 1; fewer < info.run_pages; fewer++)
+            ATF_REQUIRE(fewer * kPage % info.region_size != 0);
     }
 }
 
@@ -84,26 +83,18 @@ ATF_TEST_CASE_BODY(region_index__exact_for_every_offset) {
     }
 }
 
-ATF_TEST_CASE_WITHOUT_HEAD(region_start_index__only_region_starts_pass);
-ATF_TEST_CASE_BODY(region_start_index__only_region_starts_pass) {
-    // free()'s check: below nregs exactly for the offset of a region start
-    // inside the run, for every byte offset of the run and beyond, and for
-    // pointers just before the run (offsets that wrap).
+ATF_TEST_CASE_WITHOUT_HEAD(region_is_start__only_region_starts_pass);
+ATF_TEST_CASE_BODY(region_is_start__only_region_starts_pass) {
+    // free()'s check: true exactly for the offset of a region start, for
+    // every byte offset of the run (free() only asks about offsets inside
+    // runs: the page map found the run), and for a few runs' worth beyond.
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         const BinInfo &b = bin_info(bin);
-        RegionDivisor d = region_divisor(b.region_size);
-        ATF_REQUIRE_EQ(uint64_t{b.region_size} >> d.shift << d.shift, uint64_t{b.region_size});
-        ATF_REQUIRE_EQ((b.region_size >> d.shift) * d.odd_inverse, 1u);
+        ATF_REQUIRE_EQ(b.start_magic, region_start_magic(b.region_size));
         size_t run = size_t{b.run_pages} * kPage;
-        for (size_t off = 0; off < run + 2 * b.region_size; off++) {
-            uint64_t q = region_start_index(d.odd_inverse, d.shift, off);
-            bool start = off % b.region_size == 0 && off / b.region_size < b.nregs;
-            ATF_REQUIRE_MSG((q < b.nregs) == start, "class " << bin << " offset " << off);
-            if (start)
-                ATF_REQUIRE_EQ(q, off / b.region_size);
-        }
-        for (size_t back = 1; back <= 4 * kPage; back++)
-            ATF_REQUIRE(region_start_index(d.odd_inverse, d.shift, size_t{0} - back) >= b.nregs);
+        for (size_t off = 0; off < 4 * run; off++)
+            ATF_REQUIRE_MSG(region_is_start(b.start_magic, off) == (off % b.region_size == 0),
+                            "class " << bin << " offset " << off);
     }
 }
 
@@ -128,7 +119,7 @@ ATF_TEST_CASE_BODY(size_classes__natural_alignment) {
 }
 
 ATF_INIT_TEST_CASES(tcs) {
-    ATF_ADD_TEST_CASE(tcs, region_start_index__only_region_starts_pass);
+    ATF_ADD_TEST_CASE(tcs, region_is_start__only_region_starts_pass);
     ATF_ADD_TEST_CASE(tcs, size_classes__strictly_increasing);
     ATF_ADD_TEST_CASE(tcs, size_classes__waste_bounded);
     ATF_ADD_TEST_CASE(tcs, size_to_class__smallest_fitting);

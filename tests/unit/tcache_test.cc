@@ -69,12 +69,12 @@ ATF_TEST_CASE_BODY(tcache__bounded_per_class) {
     TCache *tc = own_cache();
     unsigned bin = size_to_class(1024);
     // Regions of the last refill not handed out yet count as out too.
-    uint64_t leftover = tc->bins[bin].count;
+    uint64_t leftover = tc->bins[bin].count();
     for (void *p : blocks)
         aa_free(p);
-    ATF_REQUIRE(tc->bins[bin].count <= tc->bins[bin].max);
-    ATF_REQUIRE_EQ(tc->bins[bin].max, tcache_slots(bin));
-    uint64_t cached_bytes = uint64_t{tc->bins[bin].count} * 1024;
+    ATF_REQUIRE(tc->bins[bin].count() <= tc->bins[bin].max());
+    ATF_REQUIRE_EQ(tc->bins[bin].max(), tcache_slots(bin));
+    uint64_t cached_bytes = uint64_t{tc->bins[bin].count()} * 1024;
     // Everything not in the cache went back: allocated_small counts cached
     // regions as still out of the arena.
     ATF_REQUIRE_EQ(allocated_small_all(), before - (5000 + leftover) * 1024 + cached_bytes);
@@ -211,7 +211,7 @@ ATF_TEST_CASE_BODY(tcache__remote_frees_skip_the_owners_lock) {
     // The owner's fills hand those very regions out again, before any
     // region from a run.
     TCache *tc = own_cache();
-    while (tc->bins[bin].count != 0)
+    while (tc->bins[bin].count() != 0)
         (void)aa_malloc(64);
     void *again = aa_malloc(64);
     bool was_freed = false;
@@ -261,7 +261,7 @@ void *free_only(void *arg) {
     for (void *p : f->blocks)
         aa_free(p);
     TCache *tc = tls_thread_state.tcache;
-    f->cached = tc != &g_tcache_none ? tc->bins[size_to_class(64)].count : 0;
+    f->cached = tc != &g_tcache_none ? tc->bins[size_to_class(64)].count() : 0;
     return nullptr;
 }
 
@@ -291,13 +291,13 @@ ATF_TEST_CASE_BODY(tcache__idle_class_drained) {
         aa_free(p);
     TCache *tc = own_cache();
     unsigned idle = size_to_class(2000);
-    ATF_REQUIRE(tc->bins[idle].count > 0);
+    ATF_REQUIRE(tc->bins[idle].count() > 0);
     // Busy with another class only: every class is visited once per
     // kNumBins GC intervals; an idle one loses half its stack per visit.
     for (uint64_t i = 0; i < uint64_t(g_tcache_gc_interval) * kNumBins * 12; i++)
         aa_free(aa_malloc(32));
-    ATF_REQUIRE_EQ(tc->bins[idle].count, 0u);
-    ATF_REQUIRE(tc->bins[size_to_class(32)].count > 0);
+    ATF_REQUIRE_EQ(tc->bins[idle].count(), 0u);
+    ATF_REQUIRE(tc->bins[size_to_class(32)].count() > 0);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(tcache__flush_all_empties);
@@ -311,7 +311,7 @@ ATF_TEST_CASE_BODY(tcache__flush_all_empties) {
     ATF_REQUIRE(allocated_small_all() > 0);  // cached regions count as out
     tcache_flush_all(tc);
     for (unsigned bin = 0; bin < kNumBins; bin++)
-        ATF_REQUIRE_EQ(tc->bins[bin].count, 0u);
+        ATF_REQUIRE_EQ(tc->bins[bin].count(), 0u);
     // Nothing is live in this process's arenalloc heap any more.
     ATF_REQUIRE_EQ(allocated_small_all(), 0u);
 }

@@ -361,12 +361,16 @@ struct aa_walker {
             m.arena = o.get(d.tcache.arena);
             for (unsigned b = 0; b < d.nbins; b++) {
                 size_t base = d.tcache.bins.offset + size_t{b} * d.tcache_bin.size;
+                // The stack is [stack, top) of [stack, limit); a top out of
+                // that range (a corrupt cache) reads as empty or full.
+                uint64_t top = o.get(d.tcache_bin.top, base);
                 uint64_t stack = o.get(d.tcache_bin.stack, base);
-                uint32_t count = static_cast<uint32_t>(o.get(d.tcache_bin.count, base));
-                uint32_t max = static_cast<uint32_t>(o.get(d.tcache_bin.max, base));
+                uint64_t limit = o.get(d.tcache_bin.limit, base);
+                uint32_t max = limit >= stack ? static_cast<uint32_t>((limit - stack) / 8) : 0;
+                uint32_t count = top >= stack ? static_cast<uint32_t>((top - stack) / 8) : 0;
                 std::vector<uint64_t> entries;
                 if (count > max)
-                    count = max;  // verify reports it from the raw count
+                    count = max;
                 if (count != 0) {
                     std::vector<uint8_t> raw(size_t{count} * 8);
                     read(stack, raw.data(), raw.size());
