@@ -734,19 +734,6 @@ unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
             b = next;
         }
     }
-    // Keep about one more fill's worth; the rest goes back to the runs, so
-    // that regions passed between threads do not pile up beside the runs
-    // (which hand out the lowest addresses first and keep the heap packed).
-    unsigned kept = 0;
-    for (RemoteBatch *k = b; k != nullptr; k = k->next) {
-        kept += k->count;
-        if (kept >= n && k->next != nullptr) {
-            RemoteBatch *rest = k->next;
-            k->next = nullptr;
-            remote_release_locked(a, rest);
-            break;
-        }
-    }
     a->remote_spill[bin] = b;
     if (b != nullptr)
         a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) |
