@@ -651,6 +651,7 @@ void fill_new_block(void *p, size_t usize, bool zero, bool known_zero) {
 
 void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     a->mutex.lock();
+    arena_drain_remote_locked(a);
     void *p = region_take_locked(a, bin_index);
     if (p != nullptr) {
         a->stats.nmalloc_small++;
@@ -667,12 +668,97 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     return p;
 }
 
+namespace {
+
+// Returns the regions of the batches from b on to their runs, each checked
+// like free() checks it, and the batches to the pool (lock held).
+void remote_release_locked(Arena *a, RemoteBatch *b) {
+    if (b == nullptr)
+        return;
+    RemoteBatch *first = b;
+    for (;;) {
+        for (unsigned i = 0; i < b->count; i++) {
+            void *p = b->regions[i];
+            Chunk *c = chunk_containing(p);
+            Run *r = nullptr;
+            uint32_t reg = 0;
+            const char *finding = validate_locked(c, p, &r, &reg);
+            if (AA_UNLIKELY(finding != nullptr)) {
+                a->mutex.unlock();
+                report_invalid_pointer("free", p, finding);
+                a->mutex.lock();
+                continue;
+            }
+            region_release_locked(a, r, reg);
+        }
+        b->count = 0;
+        if (b->next == nullptr)
+            break;
+        b = b->next;
+    }
+    remote_batch_put(first, b);
+}
+
+}  // namespace
+
+namespace {
+
+// Takes up to n regions of class bin from the batches pushed to the arena
+// (what a previous fill left first) into out[n - 1], out[n - 2], ...; the
+// rest stays for the next fill, and the emptied batches go back to the
+// pool (lock held).  No region is read: the batches hold what free()
+// checked and nothing else could write.
+unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
+    RemoteBatch *b = a->remote_spill[bin];
+    RemoteBatch *done_first = nullptr;
+    RemoteBatch *done_last = nullptr;
+    unsigned got = 0;
+    while (got < n) {
+        if (b == nullptr) {
+            std::atomic<RemoteBatch *> &head = a->remote.chains[bin];
+            if (head.load(std::memory_order_relaxed) == nullptr)
+                break;
+            b = head.exchange(nullptr, std::memory_order_acquire);
+        }
+        unsigned take = b->count < n - got ? b->count : n - got;
+        for (unsigned i = 0; i < take; i++)
+            out[n - 1 - got - i] = b->regions[b->count - 1 - i];
+        b->count -= take;
+        got += take;
+        if (b->count == 0) {
+            RemoteBatch *next = b->next;
+            b->next = done_first;
+            done_first = b;
+            if (done_last == nullptr)
+                done_last = b;
+            b = next;
+        }
+    }
+    a->remote_spill[bin] = b;
+    if (b != nullptr)
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) |
+                                    uint64_t{1} << bin,
+                                std::memory_order_relaxed);
+    else
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
+                                    ~(uint64_t{1} << bin),
+                                std::memory_order_relaxed);
+    if (done_first != nullptr)
+        remote_batch_put(done_first, done_last);
+    return got;
+}
+
+}  // namespace
+
 unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
                           CountDelta counts) {
     MutexGuard guard(a->mutex);
     merge_bin_counts_locked(a, bin_index, counts);
     a->bins[bin_index].nfills++;
-    unsigned got = 0;
+    // Regions other threads freed come first: they are in no run's bitmap,
+    // and handing them out from the chain skips returning them there and
+    // taking them back.
+    unsigned got = remote_take_locked(a, bin_index, out, n);
     // Filled from the top down, so that the stack hands out the lowest
     // addresses first and live regions stay packed.
     while (got < n) {
@@ -691,6 +777,7 @@ unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
 
 unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);
     a->bins[bin].nflushes++;
     unsigned kept = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -715,6 +802,90 @@ unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     return kept;
 }
 
+namespace {
+
+// Batches nobody holds: a lock-free stack.  Only whole-list operations
+// are used (push a list, take the whole stack), so no pop can be fooled
+// by a batch that left and came back (ABA).
+std::atomic<RemoteBatch *> g_remote_batch_pool{nullptr};
+
+}  // namespace
+
+RemoteBatch *remote_batch_get(RemoteBatch **spare) {
+    RemoteBatch *b = *spare;
+    if (b == nullptr && g_remote_batch_pool.load(std::memory_order_relaxed) != nullptr)
+        b = g_remote_batch_pool.exchange(nullptr, std::memory_order_acquire);
+    if (b == nullptr)
+        return static_cast<RemoteBatch *>(base_alloc(sizeof(RemoteBatch)));
+    *spare = b->next;
+    return b;
+}
+
+void remote_batch_put(RemoteBatch *first, RemoteBatch *last) {
+    RemoteBatch *head = g_remote_batch_pool.load(std::memory_order_relaxed);
+    do {
+        last->next = head;
+    } while (!g_remote_batch_pool.compare_exchange_weak(head, first, std::memory_order_release,
+                                                        std::memory_order_relaxed));
+}
+
+unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, RemoteBatch *batch) {
+    AA_ASSERT(bin < kNumBins);
+    unsigned kept = 0;
+    unsigned count = 0;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = ptrs[i];
+        if (count == kRemoteBatchRegions || chunk_containing(p)->arena != a)
+            ptrs[kept++] = p;  // the caller's next pass
+        else
+            batch->regions[count++] = p;
+    }
+    batch->count = count;
+    std::atomic<RemoteBatch *> &head = a->remote.chains[bin];
+    RemoteBatch *old = head.load(std::memory_order_relaxed);
+    // Sequentially consistent, like the drain's exchanges (pending, then
+    // the chains): a push that the drain's exchange of the chain missed
+    // then sees the bit cleared and sets it again.
+    do {
+        batch->next = old;
+    } while (!head.compare_exchange_weak(old, batch, std::memory_order_seq_cst,
+                                         std::memory_order_relaxed));
+    if ((a->remote.pending.load(std::memory_order_seq_cst) & (uint64_t{1} << bin)) == 0)
+        a->remote.pending.fetch_or(uint64_t{1} << bin, std::memory_order_seq_cst);
+    return kept;
+}
+
+
+void arena_drain_remote_locked(Arena *a) {
+    for (uint64_t spilled = a->remote_spilled.load(std::memory_order_relaxed);
+         AA_UNLIKELY(spilled != 0); spilled &= spilled - 1) {
+        unsigned bin = static_cast<unsigned>(__builtin_ctzll(spilled));
+        RemoteBatch *b = a->remote_spill[bin];
+        a->remote_spill[bin] = nullptr;
+        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
+                                    ~(uint64_t{1} << bin),
+                                std::memory_order_relaxed);
+        remote_release_locked(a, b);
+    }
+    if (AA_LIKELY(a->remote.pending.load(std::memory_order_relaxed) == 0))
+        return;
+    uint64_t pending = a->remote.pending.exchange(0, std::memory_order_seq_cst);
+    for (; pending != 0; pending &= pending - 1) {
+        unsigned bin = static_cast<unsigned>(__builtin_ctzll(pending));
+        remote_release_locked(a, a->remote.chains[bin].exchange(nullptr, std::memory_order_seq_cst));
+    }
+}
+
+void arena_drain_remote(Arena *a) {
+    // Not even the lock when there is nothing to return (a cache's GC
+    // visit calls this for every thread, often at the same time).
+    if (a->remote.pending.load(std::memory_order_relaxed) == 0 &&
+        a->remote_spilled.load(std::memory_order_relaxed) == 0)
+        return;
+    MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);
+}
+
 void arena_merge_counts(Arena *a, const CountDelta *counts) {
     MutexGuard guard(a->mutex);
     for (unsigned bin = 0; bin < kNumBins; bin++)
@@ -728,6 +899,7 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
     if (align_pages == 0)
         align_pages = 1;
     a->mutex.lock();
+    arena_drain_remote_locked(a);
     Run *r = run_alloc(a, npages, align_pages);
     if (r == nullptr) {
         a->mutex.unlock();
@@ -753,6 +925,7 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     a->mutex.lock();
+    arena_drain_remote_locked(a);
     Run *r = nullptr;
     uint32_t reg = 0;
     const char *finding = validate_locked(c, p, &r, &reg);
@@ -785,6 +958,7 @@ bool arena_region_is_free(Chunk *c, const void *p) {
     AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);
     PageMapEntry e = c->map[chunk_page_index(c, p)];
     if (page_map_tag(e) != kPageSmall)
         return false;
@@ -797,6 +971,7 @@ size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
     AA_ASSERT(chunk_owns(c, p));
     Arena *a = c->arena;
     a->mutex.lock();
+    arena_drain_remote_locked(a);
     Run *r = nullptr;
     uint32_t reg = 0;
     const char *finding = validate_locked(c, p, &r, &reg);
@@ -890,6 +1065,7 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
 
 uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
     MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);
     uint64_t released = a->ndirty;
     purge_oldest(a, a->ndirty, true);
     if (!unmap_empty)
@@ -913,6 +1089,7 @@ uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
 
 void arena_decay(Arena *a) {
     MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);
     decay_locked(a, platform_now_ms());
 }
 

@@ -85,6 +85,37 @@ struct Quarantine {
     size_t bytes;
 };
 
+// Regions of one class freed by a thread of another arena, on their way
+// back to their own arena.  Kept out of the regions themselves (metadata
+// memory, recycled, never unmapped), so that a write after free cannot
+// forge an entry, and so that taking a batch reads a few sequential lines
+// rather than chasing a link through every region.
+constexpr unsigned kRemoteBatchRegions = 64;
+
+struct RemoteBatch {
+    RemoteBatch *next;  // on an arena's chain of a class, or on a spare list
+    uint32_t count;     // regions[0..count) are the regions not yet taken
+    uint32_t unused;
+    void *regions[kRemoteBatchRegions];
+};
+
+// A batch for arena_push_remote, or nullptr: from the spare list *spare
+// (the caller's own, no lock) or, when that is empty, from the shared
+// pool (lock-free), or new metadata memory.
+RemoteBatch *remote_batch_get(RemoteBatch **spare);
+
+// Returns the batches of the list first..last (linked by next) to the
+// shared pool.
+void remote_batch_put(RemoteBatch *first, RemoteBatch *last);
+
+// The batches pushed to an arena, on lines of their own, so that pushers
+// do not steal the lock's or the bins' lines.
+struct alignas(64) RemoteFrees {
+    std::atomic<uint64_t> pending;                // classes pushed to since
+                                                  //   the last drain (a hint)
+    std::atomic<RemoteBatch *> chains[kNumBins];  // per class, newest first
+};
+
 struct Arena {
     Mutex mutex;
     unsigned index;
@@ -104,6 +135,16 @@ struct Arena {
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
     Quarantine quarantine;           // used only with the S option
+    // Remote frees: small regions of this arena freed by threads of other
+    // arenas, pushed into `remote' a batch at a time without the lock
+    // (arena_push_remote).  A fill of the class takes them straight from
+    // the batches; every other holder of the lock first returns them all
+    // to their runs (arena_drain_remote_locked).
+    std::atomic<uint64_t> remote_spilled;   // classes with a spill (written
+                                            //   with the lock held)
+    RemoteBatch *remote_spill[kNumBins];    // (lock held) batches a fill took
+                                            //   off remote, not used up
+    RemoteFrees remote;
 };
 
 // What a thread cache hands an arena for one class: the requests it served
@@ -137,6 +178,20 @@ unsigned arena_fill_small(Arena *a, unsigned bin, void **out, unsigned n, CountD
 // ptrs that a owns (each checked like free() checks it); the others are
 // moved to the front of ptrs and their number returned.
 unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n);
+
+// Pushes, without the lock, up to kRemoteBatchRegions of those of the n
+// small regions of class bin in ptrs that a owns, in batch, onto a's
+// remote frees; the others (of other arenas, or past the batch's room) are
+// moved to the front of ptrs and their number returned.
+unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, RemoteBatch *batch);
+
+// Returns a's remote-freed regions to their runs (lock held), each
+// checked like free() checks it (a region freed twice is reported), and
+// the batches to the pool.  Every path but a fill does this first.
+void arena_drain_remote_locked(Arena *a);
+
+// The same, taking the lock.
+void arena_drain_remote(Arena *a);
 
 // Adds a cache's counts for every class (kNumBins deltas).
 void arena_merge_counts(Arena *a, const CountDelta *counts);

@@ -27,6 +27,7 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
     if (a == nullptr)
         return false;
     MutexGuard guard(a->mutex);
+    arena_drain_remote_locked(a);  // counted as the allocated bytes they are not
     out->index = i;
     out->nthreads = a->nthreads.load(std::memory_order_relaxed);
     out->mapped = a->stats.nchunks * g_chunk.chunk_size;

@@ -45,14 +45,25 @@ namespace {
 
 Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 
-// Frees stack[0..n) of bin b to their arenas, one lock hold per arena
-// involved, and slides the rest of the stack down.
+// Frees stack[0..n) of bin b to their arenas and slides the rest of the
+// stack down.  The regions of the thread's own arena and of an arena no
+// thread uses any more go back under one lock hold per arena; the others
+// are pushed to their arena in batches without its lock, for its thread
+// to take at its next fill (lib/README: "Cross-thread frees").
 void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
     TCacheBin *b = &tc->bins[bin];
     AA_ASSERT(n <= b->count() && b->count() <= b->max());
     unsigned left = n;
-    while (left != 0)
-        left = arena_flush_small(chunk_containing(b->stack[0])->arena, bin, b->stack, left);
+    while (left != 0) {
+        Arena *owner = chunk_containing(b->stack[0])->arena;
+        RemoteBatch *batch = nullptr;
+        if (owner != tc->arena && owner->nthreads.load(std::memory_order_relaxed) != 0)
+            batch = remote_batch_get(&tc->spare_batches);
+        if (batch != nullptr)
+            left = arena_push_remote(owner, bin, b->stack, left, batch);
+        else
+            left = arena_flush_small(owner, bin, b->stack, left);
+    }
     memmove(b->stack, b->stack + n, (b->count() - n) * sizeof(void *));
     b->top -= n;
     tc->nfree_adjust[bin] += n;
@@ -97,6 +108,7 @@ TCache *tcache_create(Arena *a) {
     }
     tc->gc_ticker = gc_ticker_start();
     tc->gc_bin = 0;
+    tc->spare_batches = nullptr;
     tc->next_free = nullptr;
     return tc;
 }
@@ -145,6 +157,13 @@ void tcache_flush_all(TCache *tc) {
 
 void tcache_destroy(TCache *tc) {
     tcache_flush_all(tc);
+    if (tc->spare_batches != nullptr) {
+        RemoteBatch *last = tc->spare_batches;
+        while (last->next != nullptr)
+            last = last->next;
+        remote_batch_put(tc->spare_batches, last);
+        tc->spare_batches = nullptr;
+    }
     MutexGuard guard(g_tcache_mutex);
     tc->next_free = g_tcache_free;
     g_tcache_free = tc;
@@ -157,6 +176,11 @@ void tcache_gc(TCache *tc) {
     if (g_tcache_gc_interval == 0)
         return;
     decay_tick();
+    // What other threads freed and the fills have not taken back yet goes
+    // back to the runs now and then, so that regions passed between
+    // threads do not grow a pool of their own beside the runs: the runs
+    // hand out the lowest addresses and keep the heap packed.
+    arena_drain_remote(tc->arena);
     unsigned bin = tc->gc_bin;
     uint32_t n = tc->bins[bin].count();
     if (!tc->active[bin] && n != 0)

@@ -11,8 +11,10 @@
 // drains to nothing while a busy one keeps what it uses.
 //
 // Cross-thread frees: a region freed by a thread other than the one that
-// allocated it goes onto the freeing thread's stack like any other and
-// reaches its owning arena in that thread's next batched flush.
+// allocated it goes onto the freeing thread's stack like any other; the
+// flush that stack overflows into pushes it, in a batch and without a
+// lock, to its owning arena, whose thread takes the batch whole at its
+// next fill of the class (arena.h, RemoteBatch).
 #ifndef ARENALLOC_TCACHE_H
 #define ARENALLOC_TCACHE_H
 
@@ -90,6 +92,7 @@ struct TCache {
     uint32_t gc_bin;       // class the next GC visit looks at
     TCache *next_free;     // on the global list of caches of exited threads
     TCache *next_all;      // on the list of every cache ever made (never freed)
+    RemoteBatch *spare_batches;  // for pushing frees to other arenas
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };

@@ -173,6 +173,27 @@ struct parked_thread {
     }
 };
 
+// Runs fn on a new thread that uses another arena than the calling thread
+// and exits before this returns: what it freed of this thread's blocks
+// went back to this thread's arena in a batch, without the arena's lock.
+void
+on_thread_of_other_arena(const std::function<void()> &fn)
+{
+    unsigned mine = 0, n = 0;
+    size_t len = sizeof(mine);
+    if (mallctl("thread.arena", &mine, &len, NULL, 0) != 0 ||
+        mallctl("arenas.narenas", &n, &len, NULL, 0) != 0)
+        abort();
+    if (n < 2)
+        ATF_SKIP("needs two arenas");
+    on_other_thread([&] {
+        unsigned other = (mine + 1) % n;
+        if (mallctl("thread.arena", NULL, NULL, &other, sizeof(other)) != 0)
+            abort();
+        fn();
+    });
+}
+
 }  // namespace
 
 // =========================================================================
@@ -504,6 +525,30 @@ ATF_TEST_CASE_BODY(free__small_double_across_threads)
                    });
 }
 
+// The first free came from a thread of another arena, which has exited:
+// its cache pushed the block back to the block's own arena in a batch,
+// where no bitmap says it is free yet.  The second free, and realloc() or
+// malloc_usable_size() of the block, must still be caught.
+ATF_TEST_CASE_WITHOUT_HEAD(free__small_double_after_remote_push);
+ATF_TEST_CASE_BODY(free__small_double_after_remote_push)
+{
+    require_deaths("free", kDoubleFree, [] { return fresh_block(64); },
+                   [](void *p) {
+                       on_thread_of_other_arena([p] { free(opaque(p)); });
+                       free(opaque(p));
+                   });
+    require_deaths("realloc", kDoubleFree, [] { return fresh_block(200); },
+                   [](void *p) {
+                       on_thread_of_other_arena([p] { free(opaque(p)); });
+                       testutil::escape(realloc(opaque(p), 300));
+                   });
+    require_deaths("malloc_usable_size", kDoubleFree, [] { return fresh_block(200); },
+                   [](void *p) {
+                       on_thread_of_other_arena([p] { free(opaque(p)); });
+                       testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
+                   });
+}
+
 // realloc() and malloc_usable_size() of a small block that free() put in
 // a thread cache (this thread's or another's): reported, not served.
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_small_block);
@@ -701,6 +746,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__small_double);
     ATF_ADD_TEST_CASE(tcs, free__small_double_not_on_top);
     ATF_ADD_TEST_CASE(tcs, free__small_double_across_threads);
+    ATF_ADD_TEST_CASE(tcs, free__small_double_after_remote_push);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_small_block);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_large_and_huge_block);
     ATF_ADD_TEST_CASE(tcs, free__large_double);

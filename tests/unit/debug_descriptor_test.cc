@@ -73,7 +73,8 @@ const Member kArena[] = {
     M(Arena, free_buckets), M(Arena, free_nonempty), M(Arena, chunks), M(Arena, nempty_chunks),
     M(Arena, spare_runs), M(Arena, nactive), M(Arena, nactive_peak), M(Arena, ndirty),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
-    M(Arena, stats), M(Arena, large), M(Arena, quarantine)};
+    M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote_spilled),
+    M(Arena, remote_spill), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
                          M(Chunk, from_sbrk), FLEX(Chunk, map, PageMapEntry)};
@@ -92,7 +93,8 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, arena),
                           M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, next_free),
-                          M(TCache, next_all), FLEX(TCache, slots, void *)};
+                          M(TCache, next_all), M(TCache, spare_batches),
+                          FLEX(TCache, slots, void *)};
 const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
                              M(TCacheBin, nmalloc)};
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),

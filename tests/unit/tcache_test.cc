@@ -164,6 +164,91 @@ ATF_TEST_CASE_BODY(tcache__cross_thread_free_reaches_owner) {
 
 namespace {
 
+uint64_t lock_acquisitions(Arena *a) {
+    MutexGuard guard(a->mutex);
+    return a->mutex.nacquired_;
+}
+
+struct RemoteFree {
+    std::vector<void *> blocks;
+    Arena *owner;
+    uint64_t owner_locks_before;
+    uint64_t owner_locks_after;
+};
+
+// Frees every block on arena 1 and exits (which flushes its cache), then
+// reports how often the owner's lock was taken meanwhile.
+void *free_remotely(void *arg) {
+    RemoteFree *f = static_cast<RemoteFree *>(arg);
+    ATF_REQUIRE(thread_set_arena(1));
+    f->owner_locks_before = lock_acquisitions(f->owner);
+    for (void *p : f->blocks)
+        aa_free(p);
+    tcache_flush_all(own_cache());
+    f->owner_locks_after = lock_acquisitions(f->owner);
+    return nullptr;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__remote_frees_skip_the_owners_lock);
+ATF_TEST_CASE_BODY(tcache__remote_frees_skip_the_owners_lock) {
+    ATF_REQUIRE(aa_malloc(8) != nullptr);
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    ATF_REQUIRE(thread_set_arena(0));  // the owner has a live thread: this one
+    RemoteFree f{{}, arena_get(0), 0, 0};
+    unsigned bin = size_to_class(64);
+    for (int i = 0; i < 1000; i++)
+        f.blocks.push_back(aa_malloc(64));
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, free_remotely, &f), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    // The freeing thread pushed batches: the only acquisition it saw is
+    // its own second look (lock_acquisitions takes the lock once).
+    ATF_REQUIRE_EQ(f.owner_locks_after, f.owner_locks_before + 1);
+    ATF_REQUIRE(f.owner->remote.chains[bin].load() != nullptr);
+    // The owner's fills hand those very regions out again, before any
+    // region from a run.
+    TCache *tc = own_cache();
+    while (tc->bins[bin].count() != 0)
+        (void)aa_malloc(64);
+    void *again = aa_malloc(64);
+    bool was_freed = false;
+    for (void *p : f.blocks)
+        was_freed = was_freed || p == again;
+    ATF_REQUIRE(was_freed);
+    aa_free(again);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__remote_frees_seen_by_checks_and_stats);
+ATF_TEST_CASE_BODY(tcache__remote_frees_seen_by_checks_and_stats) {
+    ATF_REQUIRE(aa_malloc(8) != nullptr);
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    ATF_REQUIRE(thread_set_arena(0));
+    Arena *owner = arena_get(0);
+    tcache_flush_all(own_cache());
+    uint64_t before = allocated_small(owner);
+    RemoteFree f{{}, owner, 0, 0};
+    for (int i = 0; i < 300; i++)
+        f.blocks.push_back(aa_malloc(16 + (i % 9) * 100));
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, free_remotely, &f), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE(owner->remote.pending.load() != 0);
+    // A pushed region is free to the double-free check (which returns
+    // the batches to their runs first) ...
+    void *p = f.blocks[0];
+    ATF_REQUIRE(arena_region_is_free(chunk_containing(p), p));
+    ATF_REQUIRE_EQ(owner->remote.pending.load(), 0u);
+    // ... and to the statistics.
+    tcache_flush_all(own_cache());
+    ATF_REQUIRE_EQ(allocated_small(owner), before);
+}
+
+namespace {
+
 struct FreeOnly {
     std::vector<void *> blocks;
     bool had_cache_before;
@@ -238,6 +323,8 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__bytes_bounded);
     ATF_ADD_TEST_CASE(tcs, tcache__thread_exit_returns_everything);
     ATF_ADD_TEST_CASE(tcs, tcache__cross_thread_free_reaches_owner);
+    ATF_ADD_TEST_CASE(tcs, tcache__remote_frees_skip_the_owners_lock);
+    ATF_ADD_TEST_CASE(tcs, tcache__remote_frees_seen_by_checks_and_stats);
     ATF_ADD_TEST_CASE(tcs, tcache__free_only_thread_gets_a_cache);
     ATF_ADD_TEST_CASE(tcs, tcache__idle_class_drained);
     ATF_ADD_TEST_CASE(tcs, tcache__flush_all_empties);
