@@ -34,10 +34,11 @@
 
 /*
  * bench_keep(P): a store the optimiser must keep, so that a malloc/free
- * pair (or a computed sum) is not elided.  Relaxed atomic: threads may
- * all store to it at once; on x86-64 it is a plain move.
+ * pair (or a computed sum) is not elided.  Thread-local: one variable that
+ * every thread stored to would bounce its cache line between the CPUs on
+ * every call and measure that instead of the allocator.
  */
-static void *volatile bench_sink;
+static __thread void *volatile bench_sink;
 
 #define bench_keep(p)	__atomic_store_n(&bench_sink, (void *)(p), \
 			    __ATOMIC_RELAXED)
