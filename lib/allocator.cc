@@ -160,6 +160,40 @@ void deallocate(void *ptr, const char *fn) {
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
 
+// The bin of ptr when a look without the arena lock finds it a live small
+// block: what aa_free checks (a region start of a small run), its bitmap
+// bit (not free in the arena) and the free mark (not in a thread cache);
+// -1 otherwise, and the caller takes block_usable_size(), which looks
+// again under the lock and reports what is wrong.  A block the program
+// owns cannot change under this look; one it does not own may be caught
+// in the middle of a change, and then either answer leads to the locked
+// look or to the outcome a free() of it would have.
+AA_ALWAYS_INLINE int live_small_bin(const void *ptr) {
+    uintptr_t owner = registry_lookup(ptr);
+    if (AA_UNLIKELY((owner & kRegistryChunk) == 0))
+        return -1;
+    // As aa_free(): the tag folded into the constants.
+    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
+    const PageMapEntry *map =
+        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
+    PageMapEntry e = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+    if (page_map_tag(e) != kPageSmall)
+        return -1;
+    const Run *r = reinterpret_cast<const Run *>(e);
+    size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
+    if (AA_UNLIKELY(!region_is_start(r->start_magic, offset)))
+        return -1;
+    uint32_t reg = region_index(r->reciprocal, offset);
+    if (AA_UNLIKELY(reg >= r->nregs))
+        return -1;
+    uint64_t word = __atomic_load_n(&r->bitmap.words[reg / 64], __ATOMIC_RELAXED);
+    if (AA_UNLIKELY((word >> (reg % 64)) & 1))
+        return -1;
+    if (AA_UNLIKELY(*static_cast<const uintptr_t *>(ptr) == kFreeMark))
+        return -1;
+    return r->size_class;
+}
+
 // Tries to satisfy realloc without moving the block.
 bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
     if (old_usize <= kSmallMax)
@@ -178,11 +212,24 @@ bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
 
 // The end of every public function that can fail: with X, abort rather
 // than return NULL.
-void *finish(const char *fn, const void *arg, size_t size, void *result) {
+AA_ALWAYS_INLINE void *finish(const char *fn, const void *arg, size_t size, void *result) {
     if (AA_UNLIKELY(result == nullptr) && g_options.xmalloc)
         report_out_of_memory(fn, size);
-    trace_call(fn, arg, size, result);
+    if (AA_UNLIKELY(g_options.trace))
+        trace_call(fn, arg, size, result);
     return result;
+}
+
+// realloc of a live small block (live_small_bin) to another class:
+// through the thread cache both ways, without the arena lock.
+AA_NOINLINE void *realloc_small_move(void *ptr, unsigned bin, size_t size) {
+    void *fresh = allocate(size, false);
+    if (fresh != nullptr) {
+        size_t old_usize = bin_info(bin).region_size;
+        memcpy(fresh, ptr, old_usize < size ? old_usize : size);
+        tcache_free(tls_thread_state.tcache, bin, ptr);
+    }
+    return finish("realloc", ptr, size, fresh);
 }
 
 // The usable size a block made by allocate_aligned(size, align) has (align
@@ -263,7 +310,9 @@ void *aa_calloc(size_t n, size_t size) {
     return finish("calloc", nullptr, total, allocate(total, true));
 }
 
-void *aa_realloc(void *ptr, size_t size) {
+namespace {
+
+AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
     if (ptr == nullptr)
         return finish("realloc", nullptr, size, allocate(size, false));
     if (size == 0) {
@@ -300,6 +349,27 @@ void *aa_realloc(void *ptr, size_t size) {
     memcpy(fresh, ptr, old_usize < size ? old_usize : size);
     deallocate(ptr, "realloc");
     return finish("realloc", ptr, size, fresh);
+}
+
+}  // namespace
+
+// A live small block, the common case, is looked up without the arena
+// lock; anything else takes realloc_slow(), which checks under the lock.
+void *aa_realloc(void *ptr, size_t size) {
+    if (AA_LIKELY(ptr != nullptr && size != 0 && !g_options.hardened &&
+                  tls_thread_state.tcache != &g_tcache_none)) {
+        // The mark check reads the block's first word, seldom cached when
+        // a block is grown a little at a time: start the load now, to
+        // overlap the page map and run look-ups.
+        __builtin_prefetch(ptr);
+        int bin = live_small_bin(ptr);
+        if (AA_LIKELY(bin >= 0)) {
+            if (size <= kSmallMax && size_to_class(size) == static_cast<unsigned>(bin))
+                return finish("realloc", ptr, size, ptr);
+            return realloc_small_move(ptr, static_cast<unsigned>(bin), size);
+        }
+    }
+    return realloc_slow(ptr, size);
 }
 
 void *aa_reallocarray(void *ptr, size_t n, size_t size) {

@@ -29,6 +29,11 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
+    // Written under the arena lock.  Right after the fields above so that
+    // realloc, which reads a region's bit without the lock (allocator.cc),
+    // finds it on the cache line it reads anyway for the first regions
+    // (base_alloc aligns descriptors to 64 bytes).
+    RunBitmap bitmap;      // small: a set bit is a free region
     // Arena lock held for everything below.
     uint32_t npages;       // length in pages
     uint8_t zeroed;        // free: every page is known to read as zero
@@ -40,8 +45,10 @@ struct Run {
     Run *prev;             //   the arena's spare-descriptor list
     Run *dirty_next;       // free with ndirty > 0: the arena's dirty list,
     Run *dirty_prev;       //   oldest first
-    RunBitmap bitmap;      // small: a set bit is a free region
 };
+
+static_assert(offsetof(Run, bitmap) + sizeof(uint64_t) <= 64,
+              "a run's first bitmap word shares the cache line of its class");
 
 // Intrusive doubly-linked list of runs with a head pointer.
 inline void run_list_push(Run **head, Run *r) {
