@@ -220,14 +220,18 @@ AA_ALWAYS_INLINE void *finish(const char *fn, const void *arg, size_t size, void
     return result;
 }
 
-// realloc of a live small block (live_small_bin) to another class:
-// through the thread cache both ways, without the arena lock.
+// realloc of a live small block (live_small_bin) to another class.  The
+// new block comes from the thread cache; the old one goes straight back
+// to its run under the arena lock: through the cache, the blocks that
+// growing buffers leave behind would be handed out again newest first,
+// scattered over many runs, and keep those runs (and their pages) from
+// emptying (realloc_grow's small phase: 9 % more resident at its peak).
 AA_NOINLINE void *realloc_small_move(void *ptr, unsigned bin, size_t size) {
     void *fresh = allocate(size, false);
     if (fresh != nullptr) {
         size_t old_usize = bin_info(bin).region_size;
         memcpy(fresh, ptr, old_usize < size ? old_usize : size);
-        tcache_free(tls_thread_state.tcache, bin, ptr);
+        deallocate(ptr, "realloc");
     }
     return finish("realloc", ptr, size, fresh);
 }
