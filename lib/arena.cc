@@ -761,12 +761,37 @@ unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
     unsigned got = remote_take_locked(a, bin_index, out, n);
     // Filled from the top down, so that the stack hands out the lowest
     // addresses first and live regions stay packed.
+    const BinInfo &info = bin_info(bin_index);
+    Bin &bin = a->bins[bin_index];
     while (got < n) {
-        void *p = region_take_locked(a, bin_index);
-        if (p == nullptr)
-            break;
-        out[n - 1 - got] = p;
-        got++;
+        Run *r = bin.current;
+        if (r == nullptr || r->nfree == 0) {
+            r = bin_refill(a, bin_index);
+            if (r == nullptr)
+                break;
+        }
+        // As many regions as the run gives, lowest first, word by word
+        // (region_take_locked's steps for a whole batch).
+        unsigned take = n - got < r->nfree ? n - got : r->nfree;
+        unsigned w = r->hint;
+        for (unsigned left = take; left != 0;) {
+            uint64_t bits = r->bitmap.words[w];
+            while (bits != 0 && left != 0) {
+                unsigned reg = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+                bits &= bits - 1;
+                out[n - 1 - got++] = reinterpret_cast<void *>(
+                    r->base + static_cast<uintptr_t>(reg) * info.region_size);
+                left--;
+            }
+            r->bitmap.words[w] = bits;
+            if (bits == 0 && left != 0)
+                w++;
+        }
+        r->hint = static_cast<uint16_t>(w);
+        r->nfree = static_cast<uint16_t>(r->nfree - take);
+        AA_ASSERT(r->bitmap.count_free() == r->nfree);
+        bin.nmalloc += take;
+        a->stats.allocated_small += static_cast<uint64_t>(take) * info.region_size;
     }
     if (got != 0 && got < n) {
         for (unsigned i = 0; i < got; i++)

@@ -19,13 +19,12 @@ struct RunBitmap {
 
     // All nregs regions free, no bit beyond nregs set.
     void init(unsigned nregs) {
-        for (unsigned i = 0; i < kBitmapWords; i++) {
-            unsigned lo = i * 64;
-            if (nregs >= lo + 64)
-                words[i] = ~uint64_t{0};
-            else if (nregs > lo)
-                words[i] = (uint64_t{1} << (nregs - lo)) - 1;
-            else
+        unsigned full = nregs / 64;
+        for (unsigned i = 0; i < full; i++)
+            words[i] = ~uint64_t{0};
+        if (full < kBitmapWords) {
+            words[full] = (uint64_t{1} << (nregs % 64)) - 1;
+            for (unsigned i = full + 1; i < kBitmapWords; i++)
                 words[i] = 0;
         }
     }
