@@ -49,13 +49,27 @@ void desc_free(Arena *a, Run *r) {
 
 // ---- free buckets ----------------------------------------------------
 
-unsigned free_bucket(uint32_t npages) {
+// The largest size class not above npages pages.  Page multiples are
+// above the quantum classes, where classes are 2^lg times 1, 1.25, 1.5 and
+// 1.75: the two bits below the leading one pick among them.
+constexpr unsigned free_bucket(uint32_t npages) {
     size_t bytes = static_cast<size_t>(npages) << kLgPage;
-    unsigned c = size_to_class_formula(bytes);
-    if (class_to_size(c) > bytes)
-        c--;
-    return c;
+    unsigned lg = lg_floor(bytes);
+    unsigned quarter = static_cast<unsigned>((bytes >> (lg - 2)) & 3);
+    return kNumQuantumClasses + (lg - kLgFirstGroup) * 4 + quarter - 1;
 }
+
+constexpr bool free_bucket_is_floor_class(uint32_t most_pages) {
+    for (uint32_t n = 1; n <= most_pages; n++) {
+        size_t bytes = static_cast<size_t>(n) << kLgPage;
+        unsigned c = free_bucket(n);
+        if (class_size_formula(c) > bytes || class_size_formula(c + 1) <= bytes)
+            return false;
+    }
+    return true;
+}
+static_assert(free_bucket_is_floor_class(uint32_t{1} << (kLgChunkMax - kLgPage)),
+              "free_bucket() is the floor class for every run length");
 
 void bucket_insert(Arena *a, Run *r) {
     unsigned b = free_bucket(r->npages);
@@ -63,12 +77,14 @@ void bucket_insert(Arena *a, Run *r) {
     a->free_nonempty[b / 64] |= uint64_t{1} << (b % 64);
 }
 
-void bucket_remove(Arena *a, Run *r) {
-    unsigned b = free_bucket(r->npages);
+// Takes r off bucket b, the one its length had when it was inserted.
+void bucket_remove_from(Arena *a, Run *r, unsigned b) {
     run_list_remove(&a->free_buckets[b], r);
     if (a->free_buckets[b] == nullptr)
         a->free_nonempty[b / 64] &= ~(uint64_t{1} << (b % 64));
 }
+
+void bucket_remove(Arena *a, Run *r) { bucket_remove_from(a, r, free_bucket(r->npages)); }
 
 // First non-empty bucket at or above b, or kNumClasses.
 unsigned bucket_next(const Arena *a, unsigned b) {
@@ -327,15 +343,12 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
     uint32_t need = npages + align_pages - 1;
     if (need > chunk_usable_pages())
         return nullptr;
-    // Both descriptors a split may need are taken first so that failure
-    // leaves the free runs untouched.
+    // The descriptors a split may need are taken before any free run is
+    // touched, so that failure leaves them as they were: one here, a
+    // second below when the cut needs two.
     Run *spare1 = desc_alloc(a);
-    Run *spare2 = spare1 != nullptr ? desc_alloc(a) : nullptr;
-    if (spare2 == nullptr) {
-        if (spare1 != nullptr)
-            desc_free(a, spare1);
+    if (spare1 == nullptr)
         return nullptr;
-    }
 
     Run *found = nullptr;
     for (int attempt = 0; attempt < 2 && found == nullptr; attempt++) {
@@ -357,11 +370,9 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
     }
     if (found == nullptr) {
         desc_free(a, spare1);
-        desc_free(a, spare2);
         return nullptr;
     }
 
-    free_run_remove(a, found);
     Chunk *c = found->chunk;
     uint32_t first = run_first_page(found);
     uint32_t total = found->npages;
@@ -373,6 +384,44 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         lead = static_cast<uint32_t>((aligned - found->base) >> kLgPage);
     }
     uint32_t trail = total - lead - npages;
+    if (lead == 0 && trail != 0) {
+        // The common cut, the front of a longer run: the rest stays free
+        // under found's descriptor, keeping its place on the dirty list
+        // (its pages' age) and, unless its size bucket changes, its
+        // bucket; the taken pages get a fresh descriptor.
+        uint32_t dirty_taken = count_dirty(c, first, npages);
+        note_dirty_dropped(a, dirty_taken);
+        bool rebucket = free_bucket(total) != free_bucket(trail);
+        if (rebucket)
+            bucket_remove(a, found);
+        if (found->ndirty == dirty_taken && dirty_taken != 0)
+            dirty_list_remove(a, found);
+        untag_boundary(c, first);
+        found->base = chunk_page_addr(c, first + npages);
+        found->npages = trail;
+        found->ndirty -= dirty_taken;
+        tag_free_boundaries(found);
+        if (rebucket)
+            bucket_insert(a, found);
+        AA_ASSERT(run_map_agrees(found));
+        Run *result = spare1;
+        result->chunk = c;
+        result->base = chunk_page_addr(c, first);
+        result->npages = npages;
+        result->ndirty = 0;
+        result->zeroed = dirty_taken == 0 ? found->zeroed : 0;
+        c->nfree_pages -= npages;
+        a->nactive += npages;
+        if (a->nactive > a->nactive_peak)
+            a->nactive_peak = a->nactive;
+        return result;
+    }
+    Run *spare2 = desc_alloc(a);
+    if (spare2 == nullptr) {
+        desc_free(a, spare1);
+        return nullptr;
+    }
+    free_run_remove(a, found);
     uint32_t dirty_lead = lead != 0 ? count_dirty(c, first, lead) : 0;
     uint32_t dirty_taken = count_dirty(c, first + lead, npages);
     uint32_t dirty_trail = found->ndirty - dirty_lead - dirty_taken;
@@ -443,11 +492,20 @@ void run_release(Arena *a, Run *r) {
     a->nactive -= n;
     a->ndirty += n;
 
+    // A free run just before takes the pages in (releases in address
+    // order, as when a program frees what it allocated in turn, always
+    // find one): it stays on its lists, and moves only where it must.
+    Run *grown = nullptr;
+    unsigned grown_bucket = 0;
+    bool grown_dirty = false;
     if (first > c->header_pages) {
         PageMapEntry e = c->map[first - 1];
         if (page_map_tag(e) == kPageFree) {
             Run *prev = page_map_run(e);
-            free_run_remove(a, prev);
+            AA_ASSERT(prev->state == kPageFree && run_map_agrees(prev));
+            grown = prev;
+            grown_bucket = free_bucket(prev->npages);
+            grown_dirty = prev->ndirty != 0;
             untag_boundary(c, first - 1);
             prev->npages += r->npages;
             prev->ndirty += r->ndirty;
@@ -468,6 +526,28 @@ void run_release(Arena *a, Run *r) {
             r->npages += next->npages;
             r->ndirty += next->ndirty;
             desc_free(a, next);
+        }
+    }
+    if (grown != nullptr) {
+        // Its pages are the newest dirty ones now: its place is the back
+        // of the dirty list.  It leaves its bucket only for another one,
+        // and both lists when it covers the chunk (below).
+        bool whole = r->npages == chunk_usable_pages();
+        bool rebucket = whole || free_bucket(r->npages) != grown_bucket;
+        bool at_back = grown_dirty && a->dirty_last == r;
+        if (rebucket)
+            bucket_remove_from(a, r, grown_bucket);
+        if (grown_dirty && (whole || !at_back))
+            dirty_list_remove(a, r);
+        if (!whole) {
+            tag_free_boundaries(r);
+            if (rebucket)
+                bucket_insert(a, r);
+            if (!at_back)
+                dirty_list_append(a, r);
+            AA_ASSERT(run_map_agrees(r));
+            maybe_purge(a, now);
+            return;
         }
     }
     if (r->npages == chunk_usable_pages()) {
