@@ -576,6 +576,26 @@ ATF_TEST_CASE_BODY(realloc__freed_small_block)
                    });
 }
 
+// realloc() of a small block that an earlier realloc() moved to another
+// class: the old block went straight back to its run, with no thread-cache
+// mark on it, and only the run's bitmap says it is free.  Both a size in
+// its old class (which would return it as it is) and another class are
+// reported.
+ATF_TEST_CASE_WITHOUT_HEAD(realloc__small_block_moved_away);
+ATF_TEST_CASE_BODY(realloc__small_block_moved_away)
+{
+    for (size_t again : {size_t{210}, size_t{300}}) {
+        require_deaths("realloc", kDoubleFree, [] { return fresh_block(200); },
+                       [again](void *p) {
+                           void *q = realloc(opaque(p), 1000);
+                           if (q == NULL || q == p)
+                               _exit(3);
+                           testutil::escape(q);
+                           testutil::escape(realloc(opaque(p), again));
+                       });
+    }
+}
+
 // The same for large and huge blocks (no cache: freed is freed).
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_large_and_huge_block);
 ATF_TEST_CASE_BODY(realloc__freed_large_and_huge_block)
@@ -748,6 +768,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__small_double_across_threads);
     ATF_ADD_TEST_CASE(tcs, free__small_double_after_remote_push);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_small_block);
+    ATF_ADD_TEST_CASE(tcs, realloc__small_block_moved_away);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_large_and_huge_block);
     ATF_ADD_TEST_CASE(tcs, free__large_double);
     ATF_ADD_TEST_CASE(tcs, free__huge_double);
