@@ -376,15 +376,23 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
     Chunk *c = found->chunk;
     uint32_t first = run_first_page(found);
     uint32_t total = found->npages;
-    if (total == chunk_usable_pages())
-        a->nempty_chunks--;
     uint32_t lead = 0;
     if (align_pages > 1) {
         uintptr_t aligned = align_up(found->base, static_cast<size_t>(align_pages) << kLgPage);
         lead = static_cast<uint32_t>((aligned - found->base) >> kLgPage);
     }
     uint32_t trail = total - lead - npages;
-    if (lead == 0 && trail != 0) {
+    Run *spare2 = nullptr;
+    if (lead != 0 || trail == 0) {
+        spare2 = desc_alloc(a);
+        if (spare2 == nullptr) {
+            desc_free(a, spare1);
+            return nullptr;
+        }
+    }
+    if (total == chunk_usable_pages())
+        a->nempty_chunks--;
+    if (spare2 == nullptr) {
         // The common cut, the front of a longer run: the rest stays free
         // under found's descriptor, keeping its place on the dirty list
         // (its pages' age) and, unless its size bucket changes, its
@@ -415,11 +423,6 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         if (a->nactive > a->nactive_peak)
             a->nactive_peak = a->nactive;
         return result;
-    }
-    Run *spare2 = desc_alloc(a);
-    if (spare2 == nullptr) {
-        desc_free(a, spare1);
-        return nullptr;
     }
     free_run_remove(a, found);
     uint32_t dirty_lead = lead != 0 ? count_dirty(c, first, lead) : 0;
