@@ -121,6 +121,12 @@ void tag_free_boundaries(Run *r) {
     map[last] = page_map_entry(r, kPageFree) | (map[last] & kPageDirty);
 }
 
+// One boundary page of free run r, when the other already names it.
+void tag_free_boundary(Run *r, uint32_t page) {
+    PageMapEntry *map = r->chunk->map;
+    map[page] = page_map_entry(r, kPageFree) | (map[page] & kPageDirty);
+}
+
 void untag_boundary(Chunk *c, uint32_t page) {
     c->map[page] = kPageFree | (c->map[page] & kPageDirty);
 }
@@ -408,7 +414,7 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         found->base = chunk_page_addr(c, first + npages);
         found->npages = trail;
         found->ndirty -= dirty_taken;
-        tag_free_boundaries(found);
+        tag_free_boundary(found, first + npages);  // its last page names it already
         if (rebucket)
             bucket_insert(a, found);
         AA_ASSERT(run_map_agrees(found));
@@ -501,6 +507,7 @@ void run_release(Arena *a, Run *r) {
     Run *grown = nullptr;
     unsigned grown_bucket = 0;
     bool grown_dirty = false;
+    bool grown_one_page = false;  // its first page was its last: untagged below
     if (first > c->header_pages) {
         PageMapEntry e = c->map[first - 1];
         if (page_map_tag(e) == kPageFree) {
@@ -509,6 +516,7 @@ void run_release(Arena *a, Run *r) {
             grown = prev;
             grown_bucket = free_bucket(prev->npages);
             grown_dirty = prev->ndirty != 0;
+            grown_one_page = prev->npages == 1;
             untag_boundary(c, first - 1);
             prev->npages += r->npages;
             prev->ndirty += r->ndirty;
@@ -543,7 +551,10 @@ void run_release(Arena *a, Run *r) {
         if (grown_dirty && (whole || !at_back))
             dirty_list_remove(a, r);
         if (!whole) {
-            tag_free_boundaries(r);
+            if (grown_one_page)
+                tag_free_boundaries(r);
+            else
+                tag_free_boundary(r, first + r->npages - 1);  // its first page names it already
             if (rebucket)
                 bucket_insert(a, r);
             if (!at_back)
