@@ -29,26 +29,25 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
-    // Written under the arena lock.  Right after the fields above so that
-    // realloc, which reads a region's bit without the lock (allocator.cc),
-    // finds it on the cache line it reads anyway for the first regions
-    // (base_alloc aligns descriptors to 64 bytes).
-    RunBitmap bitmap;      // small: a set bit is a free region
-    // Arena lock held for everything below.
+    // Arena lock held for everything below.  The first cache line
+    // (base_alloc aligns descriptors to 64 bytes) ends with what releasing
+    // a run reads and the first bitmap words, which realloc reads without
+    // the lock (allocator.cc) for the first 128 regions.
     uint32_t npages;       // length in pages
+    Chunk *chunk;          // chunk the pages belong to
+    RunBitmap bitmap;      // small: a set bit is a free region
     uint8_t zeroed;        // free: every page is known to read as zero
     uint32_t ndirty;       // free: pages with kPageDirty
     uint32_t dirty_since;  // free with ndirty > 0: platform_now_ms() (low
                            //   32 bits) when its pages became dirty
-    Chunk *chunk;          // chunk the pages belong to
     Run *next;             // list links: free bucket, bin non-full list, or
     Run *prev;             //   the arena's spare-descriptor list
     Run *dirty_next;       // free with ndirty > 0: the arena's dirty list,
     Run *dirty_prev;       //   oldest first
 };
 
-static_assert(offsetof(Run, bitmap) + sizeof(uint64_t) <= 64,
-              "a run's first bitmap word shares the cache line of its class");
+static_assert(offsetof(Run, bitmap) + sizeof(uint64_t) <= 64 && offsetof(Run, chunk) < 64,
+              "a run's class, chunk, length and first bitmap word share a cache line");
 
 // Intrusive doubly-linked list of runs with a head pointer.
 inline void run_list_push(Run **head, Run *r) {

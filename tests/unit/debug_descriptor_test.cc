@@ -81,8 +81,8 @@ const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chu
 const Member kRun[] = {M(Run, base), M(Run, start_magic), M(Run, region_size),
                        M(Run, reciprocal), M(Run, nregs),
                        M(Run, nfree), M(Run, hint), M(Run, state), M(Run, size_class),
-                       M(Run, bitmap), M(Run, npages), M(Run, zeroed), M(Run, ndirty),
-                       M(Run, dirty_since), M(Run, chunk), M(Run, next), M(Run, prev), M(Run, dirty_next),
+                       M(Run, npages), M(Run, chunk), M(Run, bitmap), M(Run, zeroed),
+                       M(Run, ndirty), M(Run, dirty_since), M(Run, next), M(Run, prev), M(Run, dirty_next),
                        M(Run, dirty_prev)};
 const Member kBitmap[] = {M(RunBitmap, words)};
 const Member kHuge[] = {M(Huge, addr), M(Huge, usize), M(Huge, mapped), M(Huge, arena),
