@@ -409,7 +409,10 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages) {
         // bucket; the taken pages get a fresh descriptor.
         uint32_t dirty_taken = count_dirty(c, first, npages);
         note_dirty_dropped(a, dirty_taken);
-        bool rebucket = free_bucket(total) != free_bucket(trail);
+        // (At the head of its bucket, as a reinserted run would be: the
+        // next cut of that size comes from it.)
+        bool rebucket = free_bucket(total) != free_bucket(trail) ||
+                        a->free_buckets[free_bucket(total)] != found;
         if (rebucket)
             bucket_remove(a, found);
         if (found->ndirty == dirty_taken && dirty_taken != 0)
@@ -548,7 +551,8 @@ void run_release(Arena *a, Run *r) {
         // of the dirty list.  It leaves its bucket only for another one,
         // and both lists when it covers the chunk (below).
         bool whole = r->npages == chunk_usable_pages();
-        bool rebucket = whole || free_bucket(r->npages) != grown_bucket;
+        bool rebucket = whole || free_bucket(r->npages) != grown_bucket ||
+                        a->free_buckets[grown_bucket] != r;
         bool at_back = grown_dirty && a->dirty_last == r;
         if (rebucket)
             bucket_remove_from(a, r, grown_bucket);
