@@ -727,6 +727,22 @@ void region_release_locked(Arena *a, Run *r, uint32_t reg) {
     }
 }
 
+// Returns the cached region p of chunk c to its run once the page map and
+// the bitmap confirm it is a live region start (lock held); a bad one is
+// reported on behalf of free() with the lock dropped, and left alone.
+void release_checked_locked(Arena *a, Chunk *c, void *p) {
+    Run *r = nullptr;
+    uint32_t reg = 0;
+    const char *finding = validate_locked(c, p, &r, &reg);
+    if (AA_UNLIKELY(finding != nullptr)) {
+        a->mutex.unlock();
+        report_invalid_pointer("free", p, finding);
+        a->mutex.lock();
+        return;
+    }
+    region_release_locked(a, r, reg);
+}
+
 }  // namespace
 
 namespace {
@@ -781,17 +797,7 @@ void remote_release_locked(Arena *a, RemoteBatch *b) {
     for (;;) {
         for (unsigned i = 0; i < b->count; i++) {
             void *p = b->regions[i];
-            Chunk *c = chunk_containing(p);
-            Run *r = nullptr;
-            uint32_t reg = 0;
-            const char *finding = validate_locked(c, p, &r, &reg);
-            if (AA_UNLIKELY(finding != nullptr)) {
-                a->mutex.unlock();
-                report_invalid_pointer("free", p, finding);
-                a->mutex.lock();
-                continue;
-            }
-            region_release_locked(a, r, reg);
+            release_checked_locked(a, chunk_containing(p), p);
         }
         b->count = 0;
         if (b->next == nullptr)
@@ -915,16 +921,7 @@ unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
             ptrs[kept++] = p;  // another arena's: the caller's next pass
             continue;
         }
-        Run *r = nullptr;
-        uint32_t reg = 0;
-        const char *finding = validate_locked(c, p, &r, &reg);
-        if (AA_UNLIKELY(finding != nullptr)) {
-            a->mutex.unlock();
-            report_invalid_pointer("free", p, finding);
-            a->mutex.lock();
-            continue;
-        }
-        region_release_locked(a, r, reg);
+        release_checked_locked(a, c, p);
     }
     return kept;
 }
