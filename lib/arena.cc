@@ -809,64 +809,18 @@ void remote_release_locked(Arena *a, RemoteBatch *b) {
 
 }  // namespace
 
-namespace {
-
-// Takes up to n regions of class bin from the batches pushed to the arena
-// (what a previous fill left first) into out[n - 1], out[n - 2], ...; the
-// rest stays for the next fill, and the emptied batches go back to the
-// pool (lock held).  No region is read: the batches hold what free()
-// checked and nothing else could write.
-unsigned remote_take_locked(Arena *a, unsigned bin, void **out, unsigned n) {
-    RemoteBatch *b = a->remote_spill[bin];
-    RemoteBatch *done_first = nullptr;
-    RemoteBatch *done_last = nullptr;
-    unsigned got = 0;
-    while (got < n) {
-        if (b == nullptr) {
-            std::atomic<RemoteBatch *> &head = a->remote.chains[bin];
-            if (head.load(std::memory_order_relaxed) == nullptr)
-                break;
-            b = head.exchange(nullptr, std::memory_order_acquire);
-        }
-        unsigned take = b->count < n - got ? b->count : n - got;
-        for (unsigned i = 0; i < take; i++)
-            out[n - 1 - got - i] = b->regions[b->count - 1 - i];
-        b->count -= take;
-        got += take;
-        if (b->count == 0) {
-            RemoteBatch *next = b->next;
-            b->next = done_first;
-            done_first = b;
-            if (done_last == nullptr)
-                done_last = b;
-            b = next;
-        }
-    }
-    a->remote_spill[bin] = b;
-    if (b != nullptr)
-        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) |
-                                    uint64_t{1} << bin,
-                                std::memory_order_relaxed);
-    else
-        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
-                                    ~(uint64_t{1} << bin),
-                                std::memory_order_relaxed);
-    if (done_first != nullptr)
-        remote_batch_put(done_first, done_last);
-    return got;
-}
-
-}  // namespace
-
 unsigned arena_fill_small(Arena *a, unsigned bin_index, void **out, unsigned n,
                           CountDelta counts) {
     MutexGuard guard(a->mutex);
     merge_bin_counts_locked(a, bin_index, counts);
     a->bins[bin_index].nfills++;
-    // Regions other threads freed come first: they are in no run's bitmap,
-    // and handing them out from the chain skips returning them there and
-    // taking them back.
-    unsigned got = remote_take_locked(a, bin_index, out, n);
+    // Regions other threads freed go back to their runs first, each checked
+    // against its run's bitmap as free() checks it: only free() of the
+    // freeing thread's fast path vouched for them, and a block freed twice
+    // (once without the mark, e.g. after realloc moved it) or whose run
+    // was released meanwhile must be reported here, not handed out.
+    arena_drain_remote_locked(a);
+    unsigned got = 0;
     // Filled from the top down, so that the stack hands out the lowest
     // addresses first and live regions stay packed.
     const BinInfo &info = bin_info(bin_index);
@@ -981,16 +935,6 @@ unsigned arena_push_remote(Arena *a, unsigned bin, void **ptrs, unsigned n, Remo
 
 
 void arena_drain_remote_locked(Arena *a) {
-    for (uint64_t spilled = a->remote_spilled.load(std::memory_order_relaxed);
-         AA_UNLIKELY(spilled != 0); spilled &= spilled - 1) {
-        unsigned bin = static_cast<unsigned>(__builtin_ctzll(spilled));
-        RemoteBatch *b = a->remote_spill[bin];
-        a->remote_spill[bin] = nullptr;
-        a->remote_spilled.store(a->remote_spilled.load(std::memory_order_relaxed) &
-                                    ~(uint64_t{1} << bin),
-                                std::memory_order_relaxed);
-        remote_release_locked(a, b);
-    }
     if (AA_LIKELY(a->remote.pending.load(std::memory_order_relaxed) == 0))
         return;
     uint64_t pending = a->remote.pending.exchange(0, std::memory_order_seq_cst);
@@ -1003,8 +947,7 @@ void arena_drain_remote_locked(Arena *a) {
 void arena_drain_remote(Arena *a) {
     // Not even the lock when there is nothing to return (a cache's GC
     // visit calls this for every thread, often at the same time).
-    if (a->remote.pending.load(std::memory_order_relaxed) == 0 &&
-        a->remote_spilled.load(std::memory_order_relaxed) == 0)
+    if (a->remote.pending.load(std::memory_order_relaxed) == 0)
         return;
     MutexGuard guard(a->mutex);
     arena_drain_remote_locked(a);

@@ -137,13 +137,9 @@ struct Arena {
     Quarantine quarantine;           // used only with the S option
     // Remote frees: small regions of this arena freed by threads of other
     // arenas, pushed into `remote' a batch at a time without the lock
-    // (arena_push_remote).  A fill of the class takes them straight from
-    // the batches; every other holder of the lock first returns them all
-    // to their runs (arena_drain_remote_locked).
-    std::atomic<uint64_t> remote_spilled;   // classes with a spill (written
-                                            //   with the lock held)
-    RemoteBatch *remote_spill[kNumBins];    // (lock held) batches a fill took
-                                            //   off remote, not used up
+    // (arena_push_remote).  Every holder of the lock (a fill of the owner
+    // thread's cache, above all) first returns them all to their runs,
+    // each checked against its run's bitmap (arena_drain_remote_locked).
     RemoteFrees remote;
 };
 

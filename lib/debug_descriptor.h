@@ -30,7 +30,7 @@
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0x5dbd68cf39f1e975ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0xe8ae787833fbb7f6ULL
 
 #ifdef __cplusplus
 extern "C" {

@@ -98,7 +98,10 @@ struct TCache {
 };
 
 // Frees bin has taken since its thread started.
+// (Not counted at all when the hit paths do not count: --disable-stats.)
 AA_ALWAYS_INLINE uint64_t tcache_bin_nfree(const TCache *tc, unsigned bin) {
+    if (!kStats)
+        return 0;
     return tc->nfree_adjust[bin] + tc->bins[bin].count() + tc->bins[bin].nmalloc;
 }
 

@@ -29,6 +29,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <set>
 #include <vector>
 
 #include <atf-c++.hpp>
@@ -549,6 +550,33 @@ ATF_TEST_CASE_BODY(free__small_double_after_remote_push)
                    });
 }
 
+// realloc() moved the block, so it went straight back to its run, with no
+// free mark; a thread of another arena then frees it: its free() has
+// nothing to catch it by, and the block reaches its arena in a batch.  The
+// owner's next refill of the class must report it rather than hand it out
+// while the run's bitmap also has it free (twice, then).
+ATF_TEST_CASE_WITHOUT_HEAD(free__moved_block_freed_by_other_arena);
+ATF_TEST_CASE_BODY(free__moved_block_freed_by_other_arena)
+{
+    require_deaths("free", kDoubleFree, [] { return fresh_block(200); },
+                   [](void *p) {
+                       void *moved = realloc(opaque(p), 1000);
+                       on_thread_of_other_arena([p] { free(opaque(p)); });
+                       // Enough requests of p's class to empty this
+                       // thread's cache of it and make it refill.
+                       std::vector<void *> held;
+                       for (int i = 0; i < 1000; i++)
+                           held.push_back(malloc(200));
+                       // Not caught by now: was a block handed out twice?
+                       std::set<void *> distinct(held.begin(), held.end());
+                       if (distinct.size() != held.size())
+                           _exit(3);
+                       for (void *h : held)
+                           free(h);
+                       free(moved);
+                   });
+}
+
 // realloc() and malloc_usable_size() of a small block that free() put in
 // a thread cache (this thread's or another's): reported, not served.
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_small_block);
@@ -767,6 +795,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__small_double_not_on_top);
     ATF_ADD_TEST_CASE(tcs, free__small_double_across_threads);
     ATF_ADD_TEST_CASE(tcs, free__small_double_after_remote_push);
+    ATF_ADD_TEST_CASE(tcs, free__moved_block_freed_by_other_arena);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_small_block);
     ATF_ADD_TEST_CASE(tcs, realloc__small_block_moved_away);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_large_and_huge_block);

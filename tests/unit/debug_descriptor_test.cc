@@ -73,8 +73,7 @@ const Member kArena[] = {
     M(Arena, free_buckets), M(Arena, free_nonempty), M(Arena, chunks), M(Arena, nempty_chunks),
     M(Arena, spare_runs), M(Arena, nactive), M(Arena, nactive_peak), M(Arena, ndirty),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
-    M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote_spilled),
-    M(Arena, remote_spill), M(Arena, remote)};
+    M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
                          M(Chunk, from_sbrk), FLEX(Chunk, map, PageMapEntry)};
