@@ -169,15 +169,8 @@ void deallocate(void *ptr, const char *fn) {
 // in the middle of a change, and then either answer leads to the locked
 // look or to the outcome a free() of it would have.
 AA_ALWAYS_INLINE int live_small_bin(const void *ptr) {
-    uintptr_t owner = registry_lookup(ptr);
-    if (AA_UNLIKELY((owner & kRegistryChunk) == 0))
-        return -1;
-    // As aa_free(): the tag folded into the constants.
-    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
-    const PageMapEntry *map =
-        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
-    PageMapEntry e = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
-    if (page_map_tag(e) != kPageSmall)
+    PageMapEntry e = page_map_entry_of(ptr);
+    if (AA_UNLIKELY(page_map_tag(e) != kPageSmall))
         return -1;
     const Run *r = reinterpret_cast<const Run *>(e);
     size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;

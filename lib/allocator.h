@@ -40,27 +40,33 @@ AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
     return malloc_slow(size);
 }
 
+// The page-map entry of the arena page that holds ptr, read without the
+// arena lock (nothing at ptr is read), or kPageFree when the registry does
+// not know ptr as part of an arena chunk.  A kPageSmall entry is the run.
+AA_ALWAYS_INLINE PageMapEntry page_map_entry_of(const void *ptr) {
+    uintptr_t owner = registry_lookup(ptr);
+    if (AA_UNLIKELY((owner & kRegistryChunk) == 0))
+        return kPageFree;
+    // owner is the chunk's address plus the tag: both the page index and
+    // the page map are reached from it directly, the tag folded into the
+    // constants rather than masked off.
+    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
+    const PageMapEntry *map =
+        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
+    return __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+}
+
 // A small region goes onto the thread cache once the registry and the page
 // map confirm it is a region start (nothing at ptr is read); everything
 // else takes free_slow(), which checks it under the arena lock.
 AA_ALWAYS_INLINE void aa_free(void *ptr) {
     TCache *tc = tls_thread_state.tcache;
-    uintptr_t owner = registry_lookup(ptr);
-    if (AA_LIKELY((owner & kRegistryChunk) != 0)) {
-        // owner is the chunk's address plus the tag: both the page index
-        // and the page map are reached from it directly, the tag folded
-        // into the constants rather than masked off.
-        uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
-        const PageMapEntry *map =
-            reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
-        PageMapEntry e = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
-        if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
-            const Run *r = reinterpret_cast<const Run *>(e);
-            size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
-            if (!kFreeChecks ||
-                AA_LIKELY(region_is_start(r->start_magic, offset)))
-                return tcache_free(tc, size_t{r->size_class}, ptr);
-        }
+    PageMapEntry e = page_map_entry_of(ptr);
+    if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
+        const Run *r = reinterpret_cast<const Run *>(e);
+        size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
+        if (!kFreeChecks || AA_LIKELY(region_is_start(r->start_magic, offset)))
+            return tcache_free(tc, size_t{r->size_class}, ptr);
     }
     free_slow(ptr);
 }

@@ -48,8 +48,9 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // Frees stack[0..n) of bin b to their arenas and slides the rest of the
 // stack down.  The regions of the thread's own arena and of an arena no
 // thread uses any more go back under one lock hold per arena; the others
-// are pushed to their arena in batches without its lock, for its thread
-// to take at its next fill (lib/README: "Cross-thread frees").
+// are pushed to their arena in batches without its lock, for the next
+// holder of that lock to return to their runs (lib/README: "Cross-thread
+// frees").
 void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
     TCacheBin *b = &tc->bins[bin];
     AA_ASSERT(n <= b->count() && b->count() <= b->max());
@@ -176,10 +177,9 @@ void tcache_gc(TCache *tc) {
     if (g_tcache_gc_interval == 0)
         return;
     decay_tick();
-    // What other threads freed and the fills have not taken back yet goes
-    // back to the runs now and then, so that regions passed between
-    // threads do not grow a pool of their own beside the runs: the runs
-    // hand out the lowest addresses and keep the heap packed.
+    // What other threads freed and no holder of the arena lock has
+    // returned yet goes back to the runs now and then, so that regions
+    // passed between threads do not wait for this thread's next refill.
     arena_drain_remote(tc->arena);
     unsigned bin = tc->gc_bin;
     uint32_t n = tc->bins[bin].count();

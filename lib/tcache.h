@@ -13,8 +13,9 @@
 // Cross-thread frees: a region freed by a thread other than the one that
 // allocated it goes onto the freeing thread's stack like any other; the
 // flush that stack overflows into pushes it, in a batch and without a
-// lock, to its owning arena, whose thread takes the batch whole at its
-// next fill of the class (arena.h, RemoteBatch).
+// lock, to its owning arena, which returns it to its run, checked as
+// free() checks a block, the next time its lock is taken (a refill of its
+// thread's cache above all; arena.h, RemoteBatch).
 #ifndef ARENALLOC_TCACHE_H
 #define ARENALLOC_TCACHE_H
 
