@@ -4,9 +4,10 @@
 //
 // Invariants (arena mutex held):
 //  - every chunk in `chunks` (and the spare) is registered and owned here;
-//  - a bin's `current` run and the runs on its `nonfull` list are small runs
-//    of that bin; `nonfull` runs have 0 < nfree < nregs (the current run
-//    may be full or empty); full runs are on no list;
+//  - a bin's `current` run and the runs on its `nonfull` and `empty` lists
+//    are small runs of that bin; `nonfull` runs have 0 < nfree < nregs,
+//    `empty` runs nfree == nregs (the current run may be full or empty);
+//    full runs are on no list; nkept is the pages of the empty lists' runs;
 //  - every free run is on exactly one free bucket, chosen by its length,
 //    and no two free runs are adjacent (they are coalesced on release);
 //  - a free run is on the dirty list exactly when its ndirty is not zero;
@@ -29,6 +30,9 @@ namespace arenalloc {
 struct Bin {
     Run *current;        // run allocations are cut from
     Run *nonfull;        // other runs with free regions
+    Run *empty;          // runs with every region free, kept for the next
+                         //   fill rather than released (see region_release_locked)
+    uint32_t nempty;     // runs on the empty list
     uint64_t nmalloc;    // regions handed out (to programs or thread caches)
     uint64_t ndalloc;    // regions returned
     uint64_t nrequests;  // malloc calls served from this class (caches merged)
@@ -51,7 +55,10 @@ struct LargeClassStats {
 // chunk), where peak active is the most pages the arena had in use during
 // the current decay period; and dirty pages that stay unused for the decay
 // time (g_options.decay_ms, 10 s by default)
-// are purged the next time the arena is used after that.  Measuring
+// are purged the next time the arena is used after that.  Small runs that
+// fall empty are kept for their bin's next refill within half of that
+// allowance and one chunk (the dirty pages get the rest), purged with the same age
+// limit (arena.cc, may_keep_empty_run).  Measuring
 // against the recent peak rather than the current active count keeps a
 // program whose memory swings from purging at every trough.  Empty chunks
 // are kept, up to kRetainedChunks, so such a program does not map and
@@ -129,6 +136,9 @@ struct Arena {
     uint64_t nactive;                // pages in small and large runs
     uint64_t nactive_peak;           // most active pages in this decay period
     uint64_t ndirty;                 // dirty pages in free runs
+    uint64_t nkept;                  // pages of the runs on the bins' empty lists
+    uint32_t kept_since;             // nkept != 0: platform_now_ms() (low 32 bits)
+                                     //   when the oldest of them was kept
     Run *dirty_first;                // free runs with dirty pages, oldest first
     Run *dirty_last;
     uint64_t decay_epoch_end;        // platform_now_ms() when the period ends

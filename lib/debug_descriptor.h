@@ -26,11 +26,11 @@
 #include <stdint.h>
 
 #define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
-#define ARENALLOC_DEBUG_VERSION 2
+#define ARENALLOC_DEBUG_VERSION 3
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0xe8ae787833fbb7f6ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0xc4169c42bb488347ULL
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,7 +63,7 @@ struct aa_debug_mutex_layout { /* Mutex: its lock statistics */
 struct aa_debug_bin_layout { /* Bin: one small class of an arena */
     uint32_t size, pad_;
     aa_debug_field current, nonfull, nmalloc, ndalloc, nrequests, nfills,
-        nflushes, nruns, curruns;
+        nflushes, nruns, curruns, empty;
 };
 
 struct aa_debug_large_layout { /* LargeClassStats */
@@ -81,7 +81,7 @@ struct aa_debug_arena_stats_layout { /* ArenaStats */
 struct aa_debug_arena_layout { /* Arena */
     uint32_t size, pad_;
     aa_debug_field mutex, index, nthreads, bins, free_buckets, chunks,
-        nempty_chunks, nactive, ndirty, dirty_first, stats, large;
+        nempty_chunks, nactive, ndirty, dirty_first, stats, large, nkept;
 };
 
 struct aa_debug_chunk_layout { /* Chunk header; map[] is the page map */

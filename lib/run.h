@@ -40,7 +40,7 @@ struct Run {
     uint32_t ndirty;       // free: pages with kPageDirty
     uint32_t dirty_since;  // free with ndirty > 0: platform_now_ms() (low
                            //   32 bits) when its pages became dirty
-    Run *next;             // list links: free bucket, bin non-full list, or
+    Run *next;             // list links: free bucket, bin non-full or empty list, or
     Run *prev;             //   the arena's spare-descriptor list
     Run *dirty_next;       // free with ndirty > 0: the arena's dirty list,
     Run *dirty_prev;       //   oldest first

@@ -58,7 +58,8 @@ struct Layout {
 
 const Member kMutex[] = {M(Mutex, lock_), M(Mutex, nacquired_), M(Mutex, ncontended_),
                          M(Mutex, taken_)};
-const Member kBin[] = {M(Bin, current), M(Bin, nonfull), M(Bin, nmalloc), M(Bin, ndalloc),
+const Member kBin[] = {M(Bin, current), M(Bin, nonfull), M(Bin, empty), M(Bin, nempty),
+                       M(Bin, nmalloc), M(Bin, ndalloc),
                        M(Bin, nrequests), M(Bin, nfills), M(Bin, nflushes), M(Bin, nruns),
                        M(Bin, curruns)};
 const Member kLarge[] = {M(LargeClassStats, nmalloc), M(LargeClassStats, ndalloc),
@@ -72,6 +73,7 @@ const Member kArena[] = {
     M(Arena, mutex), M(Arena, index), M(Arena, nthreads), M(Arena, bins),
     M(Arena, free_buckets), M(Arena, free_nonempty), M(Arena, chunks), M(Arena, nempty_chunks),
     M(Arena, spare_runs), M(Arena, nactive), M(Arena, nactive_peak), M(Arena, ndirty),
+    M(Arena, nkept), M(Arena, kept_since),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
     M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
@@ -242,6 +244,8 @@ ATF_TEST_CASE_BODY(debug_descriptor__fields)
                   F(ArenaStats, allocated_large));
     ATF_REQUIRE_EQ(d.bin.size, sizeof(Bin));
     require_field("Bin::curruns", d.bin.curruns, F(Bin, curruns));
+    require_field("Bin::empty", d.bin.empty, F(Bin, empty));
+    require_field("Arena::nkept", d.arena.nkept, F(Arena, nkept));
     require_field("Bin::nrequests", d.bin.nrequests, F(Bin, nrequests));
     ATF_REQUIRE_EQ(d.large.size, sizeof(LargeClassStats));
     ATF_REQUIRE_EQ(d.chunk.size, sizeof(Chunk));

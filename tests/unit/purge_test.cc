@@ -22,6 +22,7 @@
 #include "options.h"
 #include "platform.h"
 #include "require_msg.h"
+#include "tcache.h"
 
 using namespace arenalloc;
 
@@ -64,6 +65,31 @@ void age_dirty_runs_locked(Arena *a) {
 void age_dirty_runs(Arena *a) {
     MutexGuard guard(a->mutex);
     age_dirty_runs_locked(a);
+}
+
+// The arena's dirty allowance in pages, as dirty_allowed() computes it
+// with the ratio rule on.
+uint64_t allowance(const Arena *a) {
+    int shift = g_options.lg_dirty_ratio;
+    uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
+    return allowed > g_chunk.npages ? allowed : g_chunk.npages;
+}
+
+void flush_own_cache() {
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+}
+
+uint64_t kept_runs_on_lists(const Arena *a, uint64_t *pages) {
+    uint64_t runs = 0;
+    *pages = 0;
+    for (unsigned b = 0; b < kNumBins; b++)
+        for (Run *r = a->bins[b].empty; r != nullptr; r = r->next) {
+            ATF_REQUIRE_EQ(r->nfree, r->nregs);
+            runs++;
+            *pages += r->npages;
+        }
+    return runs;
 }
 
 std::vector<void *> allocate_touched(size_t size, int n) {
@@ -317,6 +343,81 @@ ATF_TEST_CASE_BODY(purge__options_change_allowance) {
     ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, base - 6);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__emptied_runs_kept_within_half_the_allowance);
+ATF_TEST_CASE_BODY(purge__emptied_runs_kept_within_half_the_allowance) {
+    // A 4 KiB class has one region per run: every free empties a run.
+    Arena *a = arena0();
+    unsigned bin = size_to_class(4096);
+    ATF_REQUIRE_EQ(bin_info(bin).nregs, 1u);
+    std::vector<void *> v = allocate_touched(4096, 3000);
+    flush_own_cache();
+    for (void *p : v)
+        aa_free(p);
+    flush_own_cache();
+    uint64_t pages = 0;
+    uint64_t runs = kept_runs_on_lists(a, &pages);
+    ATF_REQUIRE(runs > 0);
+    ATF_REQUIRE_EQ(runs, a->bins[bin].nempty);
+    ATF_REQUIRE_EQ(pages, a->nkept);
+    // Half the allowance for kept runs, a chunk at most; the dirty pages
+    // get what is left.
+    uint64_t allowed = allowance(a);
+    ATF_REQUIRE_MSG(a->nkept <= allowed / 2 && a->nkept <= g_chunk.npages,
+                    "kept " << a->nkept << " allowed " << allowed);
+    ATF_REQUIRE_MSG(a->nkept + a->ndirty <= allowed,
+                    "kept " << a->nkept << " dirty " << a->ndirty << " allowed " << allowed);
+    // They are cut no more: the next allocations take them back.
+    uint64_t nruns = a->bins[bin].nruns;
+    uint64_t nempty = a->bins[bin].nempty;
+    std::vector<void *> w = allocate_touched(4096, static_cast<int>(nempty));
+    ATF_REQUIRE_EQ(a->bins[bin].nruns, nruns);
+    for (void *p : w)
+        aa_free(p);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__explicit_purge_releases_kept_runs);
+ATF_TEST_CASE_BODY(purge__explicit_purge_releases_kept_runs) {
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(4096, 200);
+    flush_own_cache();
+    for (void *p : v)
+        aa_free(p);
+    flush_own_cache();
+    ATF_REQUIRE(a->nkept > 0);
+    ATF_REQUIRE(aa_purge() > 0);
+    uint64_t pages = 0;
+    ATF_REQUIRE_EQ(kept_runs_on_lists(a, &pages), 0u);
+    ATF_REQUIRE_EQ(a->nkept, 0u);
+    ATF_REQUIRE_EQ(a->ndirty, 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__kept_runs_age_like_dirty_pages);
+ATF_TEST_CASE_BODY(purge__kept_runs_age_like_dirty_pages) {
+    // Driven by hand, as for dirty runs: kept runs younger than the decay
+    // time stay; once the oldest is that old, all are purged (clean, not
+    // dirty, once released).
+    Arena *a = arena0();
+    std::vector<void *> v = allocate_touched(4096, 100);
+    flush_own_cache();
+    for (void *p : v)
+        aa_free(p);
+    flush_own_cache();
+    uint64_t kept = a->nkept;
+    ATF_REQUIRE(kept > 0);
+    arena_decay(a);
+    ATF_REQUIRE_EQ(a->nkept, kept);
+    uint64_t dirty = a->ndirty;
+    uint64_t madv = nmadvise();
+    {
+        MutexGuard guard(a->mutex);
+        a->kept_since -= static_cast<uint32_t>(g_options.decay_ms) + 1;
+    }
+    arena_decay(a);
+    ATF_REQUIRE_EQ(a->nkept, 0u);
+    ATF_REQUIRE(nmadvise() > madv);
+    ATF_REQUIRE(a->ndirty <= dirty);  // released clean
+}
+
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__freed_pages_are_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__ratio_rule_bounds_dirty);
@@ -328,4 +429,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
+    ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);
+    ATF_ADD_TEST_CASE(tcs, purge__explicit_purge_releases_kept_runs);
+    ATF_ADD_TEST_CASE(tcs, purge__kept_runs_age_like_dirty_pages);
 }

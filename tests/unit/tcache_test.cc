@@ -247,6 +247,35 @@ ATF_TEST_CASE_BODY(tcache__remote_frees_seen_by_checks_and_stats) {
     ATF_REQUIRE_EQ(allocated_small(owner), before);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__remote_frees_refill_from_emptied_runs);
+ATF_TEST_CASE_BODY(tcache__remote_frees_refill_from_emptied_runs) {
+    // Regions another thread frees empty their runs when the owner's refill
+    // drains them; the refill takes those runs back instead of releasing
+    // them and cutting new ones (a 4 KiB class: one region per run).
+    ATF_REQUIRE(aa_malloc(8) != nullptr);
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    ATF_REQUIRE(thread_set_arena(0));
+    Arena *owner = arena_get(0);
+    unsigned bin = size_to_class(4096);
+    RemoteFree f{{}, owner, 0, 0};
+    for (int i = 0; i < 64; i++)
+        f.blocks.push_back(aa_malloc(4096));
+    TCache *tc = own_cache();
+    tcache_flush_all(tc);
+    uint64_t nruns = owner->bins[bin].nruns;
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, free_remotely, &f), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE(owner->remote.chains[bin].load() != nullptr);
+    std::vector<void *> again;
+    for (int i = 0; i < 64; i++)
+        again.push_back(aa_malloc(4096));
+    ATF_REQUIRE_EQ(owner->bins[bin].nruns, nruns);
+    for (void *p : again)
+        aa_free(p);
+}
+
 namespace {
 
 struct FreeOnly {
@@ -325,6 +354,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__cross_thread_free_reaches_owner);
     ATF_ADD_TEST_CASE(tcs, tcache__remote_frees_skip_the_owners_lock);
     ATF_ADD_TEST_CASE(tcs, tcache__remote_frees_seen_by_checks_and_stats);
+    ATF_ADD_TEST_CASE(tcs, tcache__remote_frees_refill_from_emptied_runs);
     ATF_ADD_TEST_CASE(tcs, tcache__free_only_thread_gets_a_cache);
     ATF_ADD_TEST_CASE(tcs, tcache__idle_class_drained);
     ATF_ADD_TEST_CASE(tcs, tcache__flush_all_empties);

@@ -330,6 +330,46 @@ ATF_TEST_CASE_BODY(walker__verify_finds_corruption)
     aa_walker_close(w);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(walker__verify_kept_runs);
+ATF_TEST_CASE_BODY(walker__verify_kept_runs)
+{
+    // Runs kept empty for the next refill (a 4 KiB class has one region per
+    // run) are checked like the non-full lists.
+    std::vector<void *> heap = build_heap();
+    std::vector<void *> pages;
+    for (int i = 0; i < 20; i++)
+        pages.push_back(aa_malloc(4096));
+    tcache_flush_all(tls_thread_state.tcache);
+    for (void *p : pages)
+        aa_free(p);
+    tcache_flush_all(tls_thread_state.tcache);
+    Arena *a = chunk_containing(heap[1])->arena;
+    unsigned bin = size_to_class(4096);
+    ATF_REQUIRE(a->bins[bin].empty != nullptr && a->nkept > 0);
+    Self self;
+    aa_walker *w = open_walker(&self);
+    std::vector<std::string> f = verify(w);
+    ATF_REQUIRE_MSG(f.empty(), joined(f));
+
+    // The arena's count of kept pages.
+    self.patches = {patch(&a->nkept, a->nkept + 1)};
+    f = verify(w);
+    ATF_REQUIRE_MSG(any_contains(f, "nkept"), joined(f));
+
+    // A run with live regions on the empty list.
+    Run *live = run_of(heap[1]);
+    unsigned live_bin = live->size_class;
+    self.patches = {patch(&a->bins[live_bin].empty, live)};
+    f = verify(w);
+    ATF_REQUIRE_MSG(any_contains(f, "on the empty list has"), joined(f));
+
+    self.patches = {};
+    aa_walker_close(w);
+    w = open_walker(&self);
+    ATF_REQUIRE(verify(w).empty());
+    aa_walker_close(w);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(walker__bad_descriptor);
 ATF_TEST_CASE_BODY(walker__bad_descriptor)
 {
@@ -378,6 +418,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, walker__figures_equal_the_snapshots);
     ATF_ADD_TEST_CASE(tcs, walker__find);
     ATF_ADD_TEST_CASE(tcs, walker__verify_finds_corruption);
+    ATF_ADD_TEST_CASE(tcs, walker__verify_kept_runs);
     ATF_ADD_TEST_CASE(tcs, walker__bad_descriptor);
     ATF_ADD_TEST_CASE(tcs, walker__unreadable_memory);
 }

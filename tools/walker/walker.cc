@@ -816,7 +816,7 @@ void aa_walker::verify_arena(const ArenaM &a, const std::map<uint64_t, TCacheEnt
         finding(format("allocated_large %llu, large runs hold %llu",
                        static_cast<unsigned long long>(arena_stat(ar, d.arena_stats.allocated_large)),
                        static_cast<unsigned long long>(allocated_large)));
-    uint64_t allocated_small = 0;
+    uint64_t allocated_small = 0, kept_pages = 0;
     for (unsigned b = 0; b < d.nbins; b++) {
         aa_bin_stats s;
         bin_stats(ar, b, &s);
@@ -859,7 +859,34 @@ void aa_walker::verify_arena(const ArenaM &a, const std::map<uint64_t, TCacheEnt
                                run.nregs));
             r = run.next;
         }
+        // The empty list: runs kept, with every region free, for the next
+        // refill; the arena counts their pages in nkept.
+        seen.clear();
+        for (uint64_t r = ar.get(d.bin.empty, base); r != 0;) {
+            if (!seen.insert(r).second || seen.size() > kListLimit) {
+                finding(format("bin %u: empty list loops", b));
+                break;
+            }
+            auto it = runs.find(r);
+            if (it == runs.end() || it->second->state != d.page_map.tag_small ||
+                it->second->size_class != b) {
+                finding(format("bin %u: empty list holds ", b) + hex(r) +
+                        ", not a small run of this class in this arena");
+                break;
+            }
+            const RunM &run = *it->second;
+            if (run.nfree != run.nregs)
+                finding(format("bin %u: run ", b) + hex(r) +
+                        format(" on the empty list has %u of %u regions free", run.nfree,
+                               run.nregs));
+            kept_pages += run.npages;
+            r = run.next;
+        }
     }
+    if (ar.get(d.arena.nkept) != kept_pages)
+        finding(format("nkept %llu pages, the bins' empty lists hold %llu",
+                       static_cast<unsigned long long>(ar.get(d.arena.nkept)),
+                       static_cast<unsigned long long>(kept_pages)));
     if (arena_stat(ar, d.arena_stats.allocated_small) != allocated_small)
         finding(format("allocated_small %llu, bins hold %llu",
                        static_cast<unsigned long long>(arena_stat(ar, d.arena_stats.allocated_small)),
