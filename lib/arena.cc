@@ -606,8 +606,8 @@ void run_release(Arena *a, Run *r, bool dirty = true) {
 // Runs that fall empty are kept on their bin's empty list for the next
 // refill rather than released.  When every block is freed by another
 // thread, each refill would otherwise cut new runs from the free pages and
-// each drain of the frees would give them back (a 4 KiB class has one
-// region per run: a run cut and released per malloc).  They may hold half
+// each drain of the frees would give them back (a run cut and released
+// for every few mallocs in the classes of a few KiB).  They may hold half
 // the arena's dirty allowance in pages (dirty_allowed(): F and f double and
 // halve it) and one chunk's worth at most; dirty pages get what they leave
 // of the allowance (maybe_purge).  Half the allowance alone left a program

@@ -79,6 +79,11 @@ AA_ALWAYS_INLINE bool region_is_start(uint64_t start_magic, size_t offset) {
     return static_cast<uint64_t>(offset) * start_magic < start_magic;
 }
 
+// Runs of a class are grown (by doubling) towards kRunGrowRegions regions
+// while at most kRunGrowMaxPages pages (make_bin_info).
+constexpr uint32_t kRunGrowRegions = 16;
+constexpr uint32_t kRunGrowMaxPages = 4;
+
 struct BinInfo {
     uint32_t region_size;
     uint32_t run_pages;
@@ -92,11 +97,18 @@ struct BinInfo {
 // is wasted, and every region-size multiple inside the run is a region
 // start, which is what lets free() check a pointer with one multiply
 // (region_is_start()).  Classes here have an odd part of at most 7, so a
-// run is at most 7 pages.
+// run is at most 7 pages; a multiple of that is tail-free too, which lets
+// runs with few regions grow (below).
 constexpr BinInfo make_bin_info(size_t size) {
     uint32_t pages = 1;
     while (pages * kPage % size != 0)
         pages++;
+    // Doubled while that holds few regions and stays within
+    // kRunGrowMaxPages: a run is cut and released for every nregs blocks
+    // when memory swings (fluctuate: 1 KiB blocks, 4 to a page), and
+    // cutting one costs a few hundred instructions under the arena lock.
+    while (pages * kPage / size < kRunGrowRegions && pages * 2 <= kRunGrowMaxPages)
+        pages *= 2;
     BinInfo b{};
     b.region_size = static_cast<uint32_t>(size);
     b.run_pages = pages;

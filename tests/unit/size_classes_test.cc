@@ -66,10 +66,18 @@ ATF_TEST_CASE_BODY(bin_info__geometry) {
         ATF_REQUIRE(info.nregs <= kMaxRunRegions);
         ATF_REQUIRE(info.run_pages >= 1 && info.run_pages <= kMaxRunPages);
         // No tail: the run is exactly its regions (region_is_start() relies
-        // on it), and the fewest pages that are.
+        // on it): the fewest pages that are, doubled while that holds fewer
+        // than kRunGrowRegions regions and stays within kRunGrowMaxPages.
         ATF_REQUIRE_EQ(uint64_t{info.nregs} * info.region_size, uint64_t{info.run_pages} * kPage);
-        for (uint32_t fewer = 1; fewer < info.run_pages; fewer++)
-            ATF_REQUIRE(fewer * kPage % info.region_size != 0);
+        uint32_t fewest = 1;
+        while (fewest * kPage % info.region_size != 0)
+            fewest++;
+        ATF_REQUIRE_EQ(info.run_pages % fewest, 0u);
+        uint32_t factor = info.run_pages / fewest;
+        ATF_REQUIRE_EQ(factor & (factor - 1), 0u);
+        if (factor > 1)
+            ATF_REQUIRE(info.run_pages / 2 * kPage / info.region_size < kRunGrowRegions);
+        ATF_REQUIRE(info.nregs >= kRunGrowRegions || info.run_pages * 2 > kRunGrowMaxPages);
     }
 }
 

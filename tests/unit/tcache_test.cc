@@ -251,7 +251,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(tcache__remote_frees_refill_from_emptied_runs);
 ATF_TEST_CASE_BODY(tcache__remote_frees_refill_from_emptied_runs) {
     // Regions another thread frees empty their runs when the owner's refill
     // drains them; the refill takes those runs back instead of releasing
-    // them and cutting new ones (a 4 KiB class: one region per run).
+    // them and cutting new ones.
     ATF_REQUIRE(aa_malloc(8) != nullptr);
     if (g_narenas < 2)
         ATF_SKIP("needs two arenas");
