@@ -788,6 +788,18 @@ void *region_take_locked(Arena *a, unsigned bin_index) {
     return reinterpret_cast<void *>(r->base + static_cast<uintptr_t>(reg) * info.region_size);
 }
 
+// Run r of bin (not its current run) has every region free now.
+void run_fell_empty(Arena *a, Bin &bin, Run *r, bool was_full, bool keep_empty) {
+    if (!was_full)
+        run_list_remove(&bin.nonfull, r);
+    if (keep_empty || may_keep_empty_run(a, r)) {
+        keep_empty_run(a, bin, r);
+    } else {
+        bin.curruns--;
+        run_release(a, r);
+    }
+}
+
 // Returns region reg of small run r, validated by the caller (lock held).
 // A run that falls empty is kept on the bin's empty list while the arena
 // may keep it (may_keep_empty_run), or always with keep_empty (a refill's
@@ -807,18 +819,10 @@ void region_release_locked(Arena *a, Run *r, uint32_t reg, bool keep_empty = fal
     a->stats.allocated_small -= info.region_size;
     if (r == bin.current)
         return;
-    if (r->nfree == info.nregs) {
-        if (!was_full)
-            run_list_remove(&bin.nonfull, r);
-        if (keep_empty || may_keep_empty_run(a, r)) {
-            keep_empty_run(a, bin, r);
-        } else {
-            bin.curruns--;
-            run_release(a, r);
-        }
-    } else if (was_full) {
+    if (r->nfree == info.nregs)
+        run_fell_empty(a, bin, r, was_full, keep_empty);
+    else if (was_full)
         run_list_push(&bin.nonfull, r);
-    }
 }
 
 // Returns the cached region p of chunk c to its run once the page map and
@@ -882,22 +886,58 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
 
 namespace {
 
-// Returns the regions of the batches from b on to their runs, each checked
-// like free() checks it, and the batches to the pool (lock held).
-void remote_release_locked(Arena *a, RemoteBatch *b, bool keep_empty) {
+// Returns the regions of the batches from b on (all of class bin) to their
+// runs, each checked like free() checks it, and the batches to the pool
+// (lock held).  The common case, a live region start of a run of that
+// class, is checked and returned inline, with the class's geometry and
+// counts kept in registers; anything else takes release_checked_locked(),
+// which reports it or returns a region whose run changed class.
+void remote_release_locked(Arena *a, unsigned bin_index, RemoteBatch *b, bool keep_empty) {
     if (b == nullptr)
         return;
+    const BinInfo &info = bin_info(bin_index);
+    Bin &bin = a->bins[bin_index];
+    uint64_t released = 0;
     RemoteBatch *first = b;
     for (;;) {
         for (unsigned i = 0; i < b->count; i++) {
             void *p = b->regions[i];
-            release_checked_locked(a, chunk_containing(p), p, keep_empty);
+            Chunk *c = chunk_containing(p);
+            PageMapEntry e = c->map[chunk_page_index(c, p)];
+            Run *r = page_map_run(e);
+            if (AA_UNLIKELY(page_map_tag(e) != kPageSmall || r->size_class != bin_index)) {
+                release_checked_locked(a, c, p, keep_empty);
+                continue;
+            }
+            size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
+            uint32_t reg = region_index(info.reciprocal, offset);
+            if (AA_UNLIKELY(reg >= info.nregs ||
+                            static_cast<size_t>(reg) * info.region_size != offset ||
+                            r->bitmap.is_free(reg))) {
+                release_checked_locked(a, c, p, keep_empty);  // reports it
+                continue;
+            }
+            AA_ASSERT(r->chunk == c && c->arena == a && run_map_agrees(r));
+            bool was_full = r->nfree == 0;
+            r->bitmap.set_free(reg);
+            r->nfree++;
+            if (reg / 64 < r->hint)
+                r->hint = static_cast<uint16_t>(reg / 64);
+            released++;
+            if (r == bin.current)
+                continue;
+            if (r->nfree == info.nregs)
+                run_fell_empty(a, bin, r, was_full, keep_empty);
+            else if (was_full)
+                run_list_push(&bin.nonfull, r);
         }
         b->count = 0;
         if (b->next == nullptr)
             break;
         b = b->next;
     }
+    bin.ndalloc += released;
+    a->stats.allocated_small -= released * info.region_size;
     remote_batch_put(first, b);
 }
 
@@ -908,7 +948,8 @@ uint64_t drain_remote_locked(Arena *a, bool keep_empty) {
     uint64_t pending = a->remote.pending.exchange(0, std::memory_order_seq_cst);
     for (uint64_t left = pending; left != 0; left &= left - 1) {
         unsigned bin = static_cast<unsigned>(__builtin_ctzll(left));
-        remote_release_locked(a, a->remote.chains[bin].exchange(nullptr, std::memory_order_seq_cst),
+        remote_release_locked(a, bin,
+                              a->remote.chains[bin].exchange(nullptr, std::memory_order_seq_cst),
                               keep_empty);
     }
     return pending;
