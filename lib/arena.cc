@@ -886,58 +886,74 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
 
 namespace {
 
-// Returns the regions of the batches from b on (all of class bin) to their
-// runs, each checked like free() checks it, and the batches to the pool
-// (lock held).  The common case, a live region start of a run of that
-// class, is checked and returned inline, with the class's geometry and
-// counts kept in registers; anything else takes release_checked_locked(),
-// which reports it or returns a region whose run changed class.
-void remote_release_locked(Arena *a, unsigned bin_index, RemoteBatch *b, bool keep_empty) {
-    if (b == nullptr)
-        return;
+// Returns the regions ptrs[0..n) of class bin_index that belong to this
+// arena to their runs, each checked like free() checks it, and moves the
+// others' to the front of ptrs, returning how many (lock held).  The
+// common case, a live region start of a run of that class, is checked and
+// returned inline, with the class's geometry at hand and the counts added
+// once; anything else takes release_checked_locked(), which reports it or
+// returns a region whose run changed class.
+unsigned release_regions_locked(Arena *a, unsigned bin_index, void **ptrs, unsigned n,
+                                bool keep_empty) {
     const BinInfo &info = bin_info(bin_index);
     Bin &bin = a->bins[bin_index];
     uint64_t released = 0;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n; i++) {
+        void *p = ptrs[i];
+        Chunk *c = chunk_containing(p);
+        AA_ASSERT(chunk_owns(c, p));  // a cache holds only regions it was given
+        if (c->arena != a) {
+            ptrs[kept++] = p;  // another arena's: the caller's next pass
+            continue;
+        }
+        PageMapEntry e = c->map[chunk_page_index(c, p)];
+        Run *r = page_map_run(e);
+        if (AA_UNLIKELY(page_map_tag(e) != kPageSmall || r->size_class != bin_index)) {
+            release_checked_locked(a, c, p, keep_empty);
+            continue;
+        }
+        size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
+        uint32_t reg = region_index(info.reciprocal, offset);
+        if (AA_UNLIKELY(reg >= info.nregs || static_cast<size_t>(reg) * info.region_size != offset ||
+                        r->bitmap.is_free(reg))) {
+            release_checked_locked(a, c, p, keep_empty);  // reports it
+            continue;
+        }
+        AA_ASSERT(r->chunk == c && run_map_agrees(r));
+        bool was_full = r->nfree == 0;
+        r->bitmap.set_free(reg);
+        r->nfree++;
+        if (reg / 64 < r->hint)
+            r->hint = static_cast<uint16_t>(reg / 64);
+        released++;
+        if (r == bin.current)
+            continue;
+        if (r->nfree == info.nregs)
+            run_fell_empty(a, bin, r, was_full, keep_empty);
+        else if (was_full)
+            run_list_push(&bin.nonfull, r);
+    }
+    bin.ndalloc += released;
+    a->stats.allocated_small -= released * info.region_size;
+    return kept;
+}
+
+// Returns the regions of the batches from b on (all of class bin_index,
+// all of this arena) to their runs, and the batches to the pool.
+void remote_release_locked(Arena *a, unsigned bin_index, RemoteBatch *b, bool keep_empty) {
+    if (b == nullptr)
+        return;
     RemoteBatch *first = b;
     for (;;) {
-        for (unsigned i = 0; i < b->count; i++) {
-            void *p = b->regions[i];
-            Chunk *c = chunk_containing(p);
-            PageMapEntry e = c->map[chunk_page_index(c, p)];
-            Run *r = page_map_run(e);
-            if (AA_UNLIKELY(page_map_tag(e) != kPageSmall || r->size_class != bin_index)) {
-                release_checked_locked(a, c, p, keep_empty);
-                continue;
-            }
-            size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
-            uint32_t reg = region_index(info.reciprocal, offset);
-            if (AA_UNLIKELY(reg >= info.nregs ||
-                            static_cast<size_t>(reg) * info.region_size != offset ||
-                            r->bitmap.is_free(reg))) {
-                release_checked_locked(a, c, p, keep_empty);  // reports it
-                continue;
-            }
-            AA_ASSERT(r->chunk == c && c->arena == a && run_map_agrees(r));
-            bool was_full = r->nfree == 0;
-            r->bitmap.set_free(reg);
-            r->nfree++;
-            if (reg / 64 < r->hint)
-                r->hint = static_cast<uint16_t>(reg / 64);
-            released++;
-            if (r == bin.current)
-                continue;
-            if (r->nfree == info.nregs)
-                run_fell_empty(a, bin, r, was_full, keep_empty);
-            else if (was_full)
-                run_list_push(&bin.nonfull, r);
-        }
+        unsigned others = release_regions_locked(a, bin_index, b->regions, b->count, keep_empty);
+        AA_ASSERT(others == 0);
+        (void)others;
         b->count = 0;
         if (b->next == nullptr)
             break;
         b = b->next;
     }
-    bin.ndalloc += released;
-    a->stats.allocated_small -= released * info.region_size;
     remote_batch_put(first, b);
 }
 
@@ -1027,18 +1043,7 @@ unsigned arena_flush_small(Arena *a, unsigned bin, void **ptrs, unsigned n) {
     MutexGuard guard(a->mutex);
     arena_drain_remote_locked(a);
     a->bins[bin].nflushes++;
-    unsigned kept = 0;
-    for (unsigned i = 0; i < n; i++) {
-        void *p = ptrs[i];
-        Chunk *c = chunk_containing(p);
-        AA_ASSERT(chunk_owns(c, p));  // a cache holds only regions it was given
-        if (c->arena != a) {
-            ptrs[kept++] = p;  // another arena's: the caller's next pass
-            continue;
-        }
-        release_checked_locked(a, c, p);
-    }
-    return kept;
+    return release_regions_locked(a, bin, ptrs, n, false);
 }
 
 namespace {
