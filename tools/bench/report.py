@@ -68,6 +68,11 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
+def agg_words(meta):
+    """How the rounds of a figure are summed up, for the report's text."""
+    return "best rounds" if meta.get("aggregate") == "best" else "medians"
+
+
 def load(meta_path, raw_path):
     meta = {"allocators": [], "steps": [], "notes": []}
     for row in read_tsv(meta_path):
@@ -84,6 +89,7 @@ def load(meta_path, raw_path):
         else:
             meta[row[0]] = row[1] if len(row) > 1 else ""
 
+    aggregate = "best" if meta.get("aggregate") == "best" else "median"
     names = [a["name"] for a in meta["allocators"]]
     steps = {s["name"]: dict(s, figures={}, series={}, failures={})
              for s in meta["steps"]}
@@ -108,7 +114,12 @@ def load(meta_path, raw_path):
             fig["median"] = {a: statistics.median(v for _, v in fig["rounds"][a])
                              for a in names if a in fig["rounds"]}
             lower = fig["better"] == "lower"
-            peers = {a: v for a, v in fig["median"].items() if a != SUBJECT}
+            # The best round: the one other work on the machine disturbed
+            # least (--best; for CPU cost on a shared machine).
+            fig["best"] = {a: (min if lower else max)(v for _, v in fig["rounds"][a])
+                           for a in names if a in fig["rounds"]}
+            fig["value"] = fig[aggregate]
+            peers = {a: v for a, v in fig["value"].items() if a != SUBJECT}
             best = None
             if peers:
                 pick = min if lower else max
@@ -116,12 +127,12 @@ def load(meta_path, raw_path):
                 best = {"allocator": best_name, "value": peers[best_name]}
             fig["best_peer"] = best
             fig["ratio"] = None
-            mine = fig["median"].get(SUBJECT)
+            mine = fig["value"].get(SUBJECT)
             if best is not None and mine is not None and mine > 0 and best["value"] > 0:
                 fig["ratio"] = (mine / best["value"] if lower
                                 else best["value"] / mine)
             # Each allocator against the best of all (the chart's bars).
-            allv = fig["median"]
+            allv = fig["value"]
             fig["to_best"] = {}
             if allv:
                 top = (min if lower else max)(allv.values())
@@ -161,7 +172,7 @@ def scaling(names, steps):
         if fig is None:
             continue
         t = int(s["name"].rsplit("-", 1)[1].rstrip("t"))
-        for a, v in fig["median"].items():
+        for a, v in fig["value"].items():
             table.setdefault(a, {})[t] = v
     return table
 
@@ -176,7 +187,7 @@ def markdown(meta, names, steps, summ, scal):
       f"{meta.get('kernel', '?')}, {meta.get('libc', '?')}.  ")
     w(f"Load average (1, 5, 15 min): {meta.get('load', '?')}; "
       f"other work on the machine makes the figures noisier.  ")
-    w(f"Mode: {meta.get('mode', '?')}, medians of {meta.get('reps', '?')} "
+    w(f"Mode: {meta.get('mode', '?')}, {agg_words(meta)} of {meta.get('reps', '?')} "
       f"interleaved round(s).  Source: {meta.get('source', '?')}.  ")
     w(f"Command: `{meta.get('command', '?')}`\n")
     w("| allocator | library | version |")
@@ -186,7 +197,7 @@ def markdown(meta, names, steps, summ, scal):
     w("")
     w("Every ratio is arranged so that **below 1.00 means arenalloc did "
       "better**: for times and sizes it is arenalloc / best peer, for "
-      "rates best peer / arenalloc.  The best peer is the best median among "
+      f"rates best peer / arenalloc.  The best peer is the best of the {agg_words(meta)} among "
       "the other allocators; the best value of each row is in bold.  "
       "Nothing here is asserted by any test.\n")
 
@@ -195,7 +206,7 @@ def markdown(meta, names, steps, summ, scal):
 
     def row(s, name, fig):
         lower = fig["better"] == "lower"
-        med = fig["median"]
+        med = fig["value"]
         top = (min if lower else max)(med.values()) if med else None
         cells = []
         for a in names:
@@ -334,7 +345,7 @@ def svg_chart(meta, names, steps):
              f'to the best allocator of each step (shorter is better)</text>')
     o.append(f'<text x="{width / 2}" y="37" text-anchor="middle" fill="#444">'
              f'{escape(meta.get("date", ""))}, {escape(str(meta.get("cpus", "?")))} '
-             f'CPU(s), {escape(meta.get("mode", ""))}, medians of '
+             f'CPU(s), {escape(meta.get("mode", ""))}, {agg_words(meta)} of '
              f'{escape(str(meta.get("reps", "?")))} rounds; rates shown as '
              f'best / value; bars cut at {cap:g}x</text>')
     # Legend.
@@ -372,7 +383,7 @@ def svg_chart(meta, names, steps):
             x1 = x_of(rr)
             o.append(f'<rect x="{left}" y="{by + 1}" width="{x1 - left:.1f}" '
                      f'height="{bar_h - 2}" fill="{COLOURS[i % len(COLOURS)]}">'
-                     f'<title>{escape(a)}: {fmt(fig["median"][a])} '
+                     f'<title>{escape(a)}: {fmt(fig["value"][a])} '
                      f'{escape(fig["unit"])}</title></rect>')
             label = f"{rr:.2f}" + ("+" if rr > cap else "")
             o.append(f'<text x="{x1 + 3:.1f}" y="{by + bar_h - 2}">'
