@@ -64,14 +64,33 @@ constexpr unsigned free_bucket(uint32_t npages) {
     return kNumQuantumClasses + (lg - kLgFirstGroup) * 4 + quarter - 1;
 }
 
+constexpr bool free_bucket_is_floor_class_of(uint32_t n) {
+    size_t bytes = static_cast<size_t>(n) << kLgPage;
+    unsigned c = free_bucket(n);
+    return class_size_formula(c) <= bytes && class_size_formula(c + 1) > bytes;
+}
+
+// Every run length up to 2^12 pages, and above that the lengths where the
+// three leading bits change (each quarter of a power of two and the length
+// before it), which are the only places free_bucket() and the floor class
+// can part: both depend on those bits alone there.  (Every length up to a
+// chunk of 2^30 bytes is more steps than clang evaluates in a constant
+// expression.)
 constexpr bool free_bucket_is_floor_class(uint32_t most_pages) {
-    for (uint32_t n = 1; n <= most_pages; n++) {
-        size_t bytes = static_cast<size_t>(n) << kLgPage;
-        unsigned c = free_bucket(n);
-        if (class_size_formula(c) > bytes || class_size_formula(c + 1) <= bytes)
+    for (uint32_t n = 1; n <= most_pages && n <= (uint32_t{1} << 12); n++) {
+        if (!free_bucket_is_floor_class_of(n))
             return false;
     }
-    return true;
+    for (uint32_t lg = 12; (uint32_t{1} << lg) < most_pages; lg++) {
+        for (uint32_t q = 4; q < 8; q++) {
+            uint32_t n = q << (lg - 2);
+            if (n > most_pages)
+                break;
+            if (!free_bucket_is_floor_class_of(n) || !free_bucket_is_floor_class_of(n - 1))
+                return false;
+        }
+    }
+    return free_bucket_is_floor_class_of(most_pages);
 }
 static_assert(free_bucket_is_floor_class(uint32_t{1} << (kLgChunkMax - kLgPage)),
               "free_bucket() is the floor class for every run length");

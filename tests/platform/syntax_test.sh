@@ -13,6 +13,7 @@ LIB_CXXFLAGS='@SYNTAX_CXXFLAGS@'
 # The C++ library's header directories and the compiler's own, as -isystem.
 CXX_SYSTEM_DIRS='@SYNTAX_SYSTEM_DIRS@'
 TOP_SRCDIR='@SYNTAX_TOP_SRCDIR@'
+TOP_BUILDDIR='@SYNTAX_TOP_BUILDDIR@'
 
 # libstdc++'s <bits/c++config.h> includes <bits/os_defines.h>, which is
 # glibc's (it includes <features.h>); defining its guard skips it.  It
@@ -125,7 +126,30 @@ broken_edit_fails_body() {
     done
 }
 
+atf_test_case library_compiles_with_clang
+library_compiles_with_clang_head() {
+    atf_set "descr" "Every file of the library built here compiles with" \
+        "clang++ (FreeBSD's compiler) and the library's flags, without a" \
+        "diagnostic"
+}
+library_compiles_with_clang_body() {
+    command -v clang++ >/dev/null 2>&1 || atf_skip "clang++ is not installed"
+    for path in "$TOP_SRCDIR"/lib/*.cc; do
+        case ${path##*/} in
+        platform_freebsd.cc|platform_illumos.cc) continue ;;  # the stubs' cases
+        esac
+        echo "compiling lib/${path##*/} with clang++"
+        # shellcheck disable=SC2086
+        if ! clang++ $LIB_CXXFLAGS -Werror -fsyntax-only -I"$TOP_BUILDDIR/lib" \
+            -I"$TOP_SRCDIR/lib" "$path" >diagnostics 2>&1 || [ -s diagnostics ]; then
+            cat diagnostics >&2
+            atf_fail "lib/${path##*/} does not compile cleanly with clang++"
+        fi
+    done
+}
+
 atf_init_test_cases() {
+    atf_add_test_case library_compiles_with_clang
     atf_add_test_case freebsd
     atf_add_test_case illumos
     atf_add_test_case linux_file_fails_on_the_stubs
