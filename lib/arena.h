@@ -56,8 +56,8 @@ struct LargeClassStats {
 // the current decay period; and dirty pages that stay unused for the decay
 // time (g_options.decay_ms, 10 s by default)
 // are purged the next time the arena is used after that.  Small runs that
-// fall empty are kept for their bin's next refill within half of that
-// allowance and one chunk (the dirty pages get the rest), purged with the same age
+// fall empty are kept for their bin's next refill, besides that allowance:
+// up to half of it and one chunk at most, purged with the same age
 // limit (arena.cc, may_keep_empty_run).  Measuring
 // against the recent peak rather than the current active count keeps a
 // program whose memory swings from purging at every trough.  Empty chunks
