@@ -652,14 +652,19 @@ void keep_empty_run(Arena *a, Bin &bin, Run *r) {
     a->nkept += r->npages;
 }
 
-// Takes the newest kept run off bin's empty list.
-Run *unkeep_run(Arena *a, Bin &bin) {
+// Takes the newest kept run off bin's empty list, for a refill.
+Run *take_kept_run(Arena *a, Bin &bin) {
     Run *r = bin.empty;
     run_list_remove(&bin.empty, r);
     bin.nempty--;
     a->nkept -= r->npages;
-    bin.curruns--;
     return r;
+}
+
+// Takes the newest kept run off bin's empty list, to be released.
+Run *unkeep_run(Arena *a, Bin &bin) {
+    bin.curruns--;
+    return take_kept_run(a, bin);
 }
 
 // Gives an unkept run's pages back, purged first when purge is set (aged
@@ -694,10 +699,8 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
     Run *r = bin.nonfull;
     if (r != nullptr) {
         run_list_remove(&bin.nonfull, r);
-    } else if ((r = bin.empty) != nullptr) {
-        run_list_remove(&bin.empty, r);
-        bin.nempty--;
-        a->nkept -= r->npages;
+    } else if (bin.empty != nullptr) {
+        r = take_kept_run(a, bin);
     } else {
         const BinInfo &info = bin_info(bin_index);
         // A power-of-two class larger than a page (8 KiB) gets a run
