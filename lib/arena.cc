@@ -822,29 +822,36 @@ void run_fell_empty(Arena *a, Bin &bin, Run *r, bool was_full, bool keep_empty) 
     }
 }
 
-// Returns region reg of small run r, validated by the caller (lock held).
-// A run that falls empty is kept on the bin's empty list while the arena
-// may keep it (may_keep_empty_run), or always with keep_empty (a refill's
-// drain: the refill takes them at once, trim_empty_runs_locked releases
-// the rest).
-void region_release_locked(Arena *a, Run *r, uint32_t reg, bool keep_empty = false) {
-    unsigned bin_index = r->size_class;
-    const BinInfo &info = bin_info(bin_index);
-    Bin &bin = a->bins[bin_index];
+// Marks region reg of small run r of bin free, validated by the caller,
+// and moves r between the bin's lists (lock held); the counts are the
+// caller's.  A run that falls empty is kept on the bin's empty list while
+// the arena may keep it (may_keep_empty_run), or always with keep_empty (a
+// refill's drain: the refill takes them at once, trim_empty_runs_locked
+// releases the rest).
+AA_ALWAYS_INLINE void region_free_locked(Arena *a, Bin &bin, Run *r, uint32_t reg,
+                                         uint32_t nregs, bool keep_empty) {
     bool was_full = r->nfree == 0;
     r->bitmap.set_free(reg);
     r->nfree++;
     AA_ASSERT(r->nfree <= r->nregs && r->bitmap.count_free() == r->nfree);
     if (reg / 64 < r->hint)
         r->hint = static_cast<uint16_t>(reg / 64);
-    bin.ndalloc++;
-    a->stats.allocated_small -= info.region_size;
     if (r == bin.current)
         return;
-    if (r->nfree == info.nregs)
+    if (r->nfree == nregs)
         run_fell_empty(a, bin, r, was_full, keep_empty);
     else if (was_full)
         run_list_push(&bin.nonfull, r);
+}
+
+// Returns region reg of small run r, validated by the caller (lock held).
+void region_release_locked(Arena *a, Run *r, uint32_t reg, bool keep_empty = false) {
+    unsigned bin_index = r->size_class;
+    const BinInfo &info = bin_info(bin_index);
+    Bin &bin = a->bins[bin_index];
+    region_free_locked(a, bin, r, reg, info.nregs, keep_empty);
+    bin.ndalloc++;
+    a->stats.allocated_small -= info.region_size;
 }
 
 // Returns the cached region p of chunk c to its run once the page map and
@@ -943,18 +950,8 @@ unsigned release_regions_locked(Arena *a, unsigned bin_index, void **ptrs, unsig
             continue;
         }
         AA_ASSERT(r->chunk == c && run_map_agrees(r));
-        bool was_full = r->nfree == 0;
-        r->bitmap.set_free(reg);
-        r->nfree++;
-        if (reg / 64 < r->hint)
-            r->hint = static_cast<uint16_t>(reg / 64);
+        region_free_locked(a, bin, r, reg, info.nregs, keep_empty);
         released++;
-        if (r == bin.current)
-            continue;
-        if (r->nfree == info.nregs)
-            run_fell_empty(a, bin, r, was_full, keep_empty);
-        else if (was_full)
-            run_list_push(&bin.nonfull, r);
     }
     bin.ndalloc += released;
     a->stats.allocated_small -= released * info.region_size;

@@ -839,49 +839,41 @@ void aa_walker::verify_arena(const ArenaM &a, const std::map<uint64_t, TCacheEnt
                 finding(format("bin %u: current run ", b) + hex(cur) +
                         " is not a small run of this class in this arena");
         }
-        std::set<uint64_t> seen;
-        for (uint64_t r = ar.get(d.bin.nonfull, base); r != 0;) {
-            if (!seen.insert(r).second || seen.size() > kListLimit) {
-                finding(format("bin %u: non-full list loops", b));
-                break;
+        // A list of the bin's runs: each a small run of this class in this
+        // arena whose free count `fits' accepts (the pages of each added to
+        // *pages when given).
+        auto check_list = [&](uint64_t head, const char *name, bool (*fits)(const RunM &),
+                              uint64_t *pages) {
+            std::set<uint64_t> seen;
+            for (uint64_t r = head; r != 0;) {
+                if (!seen.insert(r).second || seen.size() > kListLimit) {
+                    finding(format("bin %u: %s list loops", b, name));
+                    break;
+                }
+                auto it = runs.find(r);
+                if (it == runs.end() || it->second->state != d.page_map.tag_small ||
+                    it->second->size_class != b) {
+                    finding(format("bin %u: %s list holds ", b, name) + hex(r) +
+                            ", not a small run of this class in this arena");
+                    break;
+                }
+                const RunM &run = *it->second;
+                if (!fits(run))
+                    finding(format("bin %u: run ", b) + hex(r) +
+                            format(" on the %s list has %u of %u regions free", name, run.nfree,
+                                   run.nregs));
+                if (pages != nullptr)
+                    *pages += run.npages;
+                r = run.next;
             }
-            auto it = runs.find(r);
-            if (it == runs.end() || it->second->state != d.page_map.tag_small ||
-                it->second->size_class != b) {
-                finding(format("bin %u: non-full list holds ", b) + hex(r) +
-                        ", not a small run of this class in this arena");
-                break;
-            }
-            const RunM &run = *it->second;
-            if (run.nfree == 0 || run.nfree >= run.nregs)
-                finding(format("bin %u: run ", b) + hex(r) +
-                        format(" on the non-full list has %u of %u regions free", run.nfree,
-                               run.nregs));
-            r = run.next;
-        }
+        };
+        check_list(ar.get(d.bin.nonfull, base), "non-full",
+                   [](const RunM &run) { return run.nfree != 0 && run.nfree < run.nregs; },
+                   nullptr);
         // The empty list: runs kept, with every region free, for the next
         // refill; the arena counts their pages in nkept.
-        seen.clear();
-        for (uint64_t r = ar.get(d.bin.empty, base); r != 0;) {
-            if (!seen.insert(r).second || seen.size() > kListLimit) {
-                finding(format("bin %u: empty list loops", b));
-                break;
-            }
-            auto it = runs.find(r);
-            if (it == runs.end() || it->second->state != d.page_map.tag_small ||
-                it->second->size_class != b) {
-                finding(format("bin %u: empty list holds ", b) + hex(r) +
-                        ", not a small run of this class in this arena");
-                break;
-            }
-            const RunM &run = *it->second;
-            if (run.nfree != run.nregs)
-                finding(format("bin %u: run ", b) + hex(r) +
-                        format(" on the empty list has %u of %u regions free", run.nfree,
-                               run.nregs));
-            kept_pages += run.npages;
-            r = run.next;
-        }
+        check_list(ar.get(d.bin.empty, base), "empty",
+                   [](const RunM &run) { return run.nfree == run.nregs; }, &kept_pages);
     }
     if (ar.get(d.arena.nkept) != kept_pages)
         finding(format("nkept %llu pages, the bins' empty lists hold %llu",
