@@ -103,6 +103,16 @@ std::vector<void *> allocate_touched(size_t size, int n) {
     return v;
 }
 
+// Allocates n blocks of size past the thread cache and frees them all back
+// to their runs, which fall empty.
+void empty_runs_of(size_t size, int n) {
+    std::vector<void *> v = allocate_touched(size, n);
+    flush_own_cache();
+    for (void *p : v)
+        aa_free(p);
+    flush_own_cache();
+}
+
 }  // namespace
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__freed_pages_are_dirty);
@@ -348,11 +358,7 @@ ATF_TEST_CASE_BODY(purge__emptied_runs_kept_within_half_the_allowance) {
     // Every block of the class freed: every run falls empty.
     Arena *a = arena0();
     unsigned bin = size_to_class(4096);
-    std::vector<void *> v = allocate_touched(4096, 3000);
-    flush_own_cache();
-    for (void *p : v)
-        aa_free(p);
-    flush_own_cache();
+    empty_runs_of(4096, 3000);
     uint64_t pages = 0;
     uint64_t runs = kept_runs_on_lists(a, &pages);
     ATF_REQUIRE(runs > 0);
@@ -376,11 +382,7 @@ ATF_TEST_CASE_BODY(purge__emptied_runs_kept_within_half_the_allowance) {
 ATF_TEST_CASE_WITHOUT_HEAD(purge__explicit_purge_releases_kept_runs);
 ATF_TEST_CASE_BODY(purge__explicit_purge_releases_kept_runs) {
     Arena *a = arena0();
-    std::vector<void *> v = allocate_touched(4096, 200);
-    flush_own_cache();
-    for (void *p : v)
-        aa_free(p);
-    flush_own_cache();
+    empty_runs_of(4096, 200);
     ATF_REQUIRE(a->nkept > 0);
     ATF_REQUIRE(aa_purge() > 0);
     uint64_t pages = 0;
@@ -395,11 +397,7 @@ ATF_TEST_CASE_BODY(purge__kept_runs_age_like_dirty_pages) {
     // time stay; once the oldest is that old, all are purged (clean, not
     // dirty, once released).
     Arena *a = arena0();
-    std::vector<void *> v = allocate_touched(4096, 100);
-    flush_own_cache();
-    for (void *p : v)
-        aa_free(p);
-    flush_own_cache();
+    empty_runs_of(4096, 100);
     uint64_t kept = a->nkept;
     ATF_REQUIRE(kept > 0);
     arena_decay(a);
