@@ -224,8 +224,9 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls);
 // its empty chunks.  Returns the number of pages purged or unmapped.
 uint64_t arena_purge_all(Arena *a, bool unmap_empty);
 
-// Applies the decay rule now (the background thread calls it for arenas
-// nobody is using).
+// Applies the purging rules now (the decay sweep and the background thread
+// call it for arenas nobody is using): dirty pages and kept runs over the
+// allowance or past the decay time are purged.
 void arena_decay(Arena *a);
 
 

@@ -390,6 +390,7 @@ CTL_HEAP(stats_retained_ctl, size_t, h.retained)
 CTL_HEAP(stats_huge_allocated_ctl, size_t, h.huge_allocated)
 CTL_HEAP(stats_huge_nmalloc_ctl, uint64_t, h.huge_nmalloc)
 CTL_HEAP(stats_huge_ndalloc_ctl, uint64_t, h.huge_ndalloc)
+CTL_HEAP(stats_huge_cached_ctl, size_t, h.huge_cached)
 
 CTL_ARENA(sa_nthreads_ctl, unsigned, a->nthreads)
 CTL_ARENA(sa_mapped_ctl, size_t, a->mapped)
@@ -523,6 +524,7 @@ constexpr Node kStatsHuge[] = {
     LEAF("allocated", stats_huge_allocated_ctl),
     LEAF("nmalloc", stats_huge_nmalloc_ctl),
     LEAF("ndalloc", stats_huge_ndalloc_ctl),
+    LEAF("cached", stats_huge_cached_ctl),
 };
 constexpr Node kStatsArenaSmall[] = {
     LEAF("allocated", sa_small_allocated_ctl),

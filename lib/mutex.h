@@ -45,6 +45,19 @@ struct Mutex {
         taken_ = true;
         nacquired_++;
     }
+    // Takes the lock only if no one holds it: for a thread that has
+    // somewhere else to go when it is busy.
+    bool try_lock() {
+        if (AA_SINGLE_THREADED()) {
+            nacquired_++;
+            return true;
+        }
+        if (pthread_mutex_trylock(&lock_) != 0)
+            return false;
+        taken_ = true;
+        nacquired_++;
+        return true;
+    }
     void unlock() {
         if (taken_) {
             taken_ = false;

@@ -131,10 +131,12 @@ bool stats_heap(HeapSnapshot *out) {
     out->huge_allocated = huge.allocated;
     out->huge_mapped = huge.mapped;
     out->huge_cur = huge.nmalloc - huge.ndalloc;
+    out->huge_cached = huge.cached;
     out->allocated += huge.allocated;
     out->active += huge.allocated;
-    out->resident += huge.allocated;
-    out->mapped += huge.mapped;
+    // Cached mappings are not purged: their pages stay resident.
+    out->resident += huge.allocated + huge.cached;
+    out->mapped += huge.mapped + huge.cached;
     out->nmalloc += huge.nmalloc;
     out->nfree += huge.ndalloc;
     out->metadata = base_mapped();
@@ -227,7 +229,8 @@ void print_totals_text(Emitter &e, const HeapSnapshot &h) {
     e.end();
     e.line.str("Huge: ").dec(h.huge_cur).str(" live, ").dec(h.huge_allocated)
         .str(" bytes (").dec(h.huge_mapped).str(" mapped); ").dec(h.huge_nmalloc)
-        .str(" allocated, ").dec(h.huge_ndalloc).str(" freed");
+        .str(" allocated, ").dec(h.huge_ndalloc).str(" freed; ").dec(h.huge_cached)
+        .str(" bytes cached");
     e.end();
 }
 
@@ -395,7 +398,8 @@ void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
     jkey(e, "ndalloc", h.huge_ndalloc);
     jkey(e, "current", h.huge_cur);
     jkey(e, "allocated", h.huge_allocated);
-    jkey(e, "mapped", h.huge_mapped, true);
+    jkey(e, "mapped", h.huge_mapped);
+    jkey(e, "cached", h.huge_cached, true);
     e.line.str("}}, \"arenas\": [");
     e.flush();
     if (!has(opts, 'a')) {

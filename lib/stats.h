@@ -69,8 +69,8 @@ struct HeapSnapshot {
     uint64_t allocated;         // small + large + huge bytes outside the arenas
     uint64_t active;            // active pages of every arena + huge bytes
     uint64_t metadata;          // bytes of the allocator's own metadata mappings
-    uint64_t resident;          // arenas' resident + huge + metadata
-    uint64_t mapped;            // chunks + huge mappings + metadata
+    uint64_t resident;          // arenas' resident + huge (live and cached) + metadata
+    uint64_t mapped;            // chunks + huge mappings (live and cached) + metadata
     uint64_t retained;          // empty chunks kept
     uint64_t dirty;
     uint64_t nchunks;
@@ -79,6 +79,7 @@ struct HeapSnapshot {
     uint64_t huge_allocated;    // usable bytes of live huge blocks
     uint64_t huge_mapped;       // mapped bytes of live huge blocks
     uint64_t huge_cur;          // live huge blocks
+    uint64_t huge_cached;       // bytes of freed huge mappings kept for reuse
     uint64_t nmalloc_small;     // small requests (caches merged)
     uint64_t nmalloc_large;
     uint64_t nmalloc;           // small + large + huge requests

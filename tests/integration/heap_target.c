@@ -6,7 +6,8 @@
  *   - small blocks freed by another thread that then exited, so they are
  *     back in their runs' bitmaps (free);
  *   - small blocks freed by this thread, held in its thread cache;
- *   - a live large block and a freed one; a live huge block;
+ *   - a live large block and a freed one; a live huge block and a freed
+ *     one (its mapping kept in the huge cache);
  * then prints its own statistics (malloc_stats_print, JSON) and one line
  * per known pointer:
  *   ptr STATE ADDRESS START SIZE
@@ -129,6 +130,9 @@ int main(void) {
     free(large_freed);
     void *huge = malloc(5u << 20);
     memset(huge, 1, 4096);
+    void *huge_freed = malloc(3u << 20);
+    memset(huge_freed, 1, 4096);
+    free(huge_freed);
 
     /* The statistics, as the program itself sees them. */
     stats_print(collect, NULL, "J");

@@ -234,6 +234,10 @@ int main() {
     ARENALLOC_NAME(free)(cached[1]);
     void *large = ARENALLOC_NAME(malloc)(70000);
     void *huge = ARENALLOC_NAME(malloc)(3u << 20);
+    // A freed huge block: its mapping stays in the huge cache.
+    void *huge_freed = ARENALLOC_NAME(malloc)(5u << 20);
+    memset(huge_freed, 1, 4096);
+    ARENALLOC_NAME(free)(huge_freed);
 
     std::string stats;
     ARENALLOC_NAME(malloc_stats_print)(collect, &stats, "J");

@@ -15,6 +15,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "chunk.h"
+#include "chunk_registry.h"
 #include "decay.h"
 #include "huge.h"
 #include "thread_state.h"
@@ -68,8 +69,10 @@ void age_dirty_runs(Arena *a) {
 }
 
 // The arena's dirty allowance in pages, as dirty_allowed() computes it
-// with the ratio rule on.
+// with the ratio rule on: the minimum when no thread uses the arena.
 uint64_t allowance(const Arena *a) {
+    if (a->nthreads.load() == 0)
+        return g_chunk.npages;
     int shift = g_options.lg_dirty_ratio;
     uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
     return allowed > g_chunk.npages ? allowed : g_chunk.npages;
@@ -342,6 +345,110 @@ ATF_TEST_CASE_BODY(purge__other_threads_drive_decay) {
     ATF_REQUIRE_EQ(c.arena->ndirty, 0u);
 }
 
+namespace {
+
+struct Leaver {
+    Arena *arena;
+    uint64_t ndirty;  // before the thread exits
+    uint64_t nkept;
+    void *left_behind;  // a large block it did not free
+};
+
+void *fill_free_and_exit(void *arg) {
+    Leaver *l = static_cast<Leaver *>(arg);
+    std::vector<void *> v = allocate_touched(256 << 10, 64);  // 16 MiB
+    l->left_behind = v.back();
+    v.pop_back();
+    for (void *p : v)
+        aa_free(p);
+    empty_runs_of(4096, 64);
+    l->arena = thread_arena();
+    l->ndirty = l->arena->ndirty;
+    l->nkept = l->arena->nkept;
+    return nullptr;
+}
+
+Arena *owner_of(const void *p) {
+    uintptr_t owner = registry_lookup(p);
+    ATF_REQUIRE((owner & kRegistryTagMask) == kRegistryChunk);
+    return reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask)->arena;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__last_thread_leaving_trims_its_arena);
+ATF_TEST_CASE_BODY(purge__last_thread_leaving_trims_its_arena) {
+    // While its thread lives, an arena keeps dirty pages up to its peak
+    // of active ones; once no thread is assigned to it, nobody will
+    // allocate there soon, so it keeps the minimum: the next free into it
+    // purges down to half a chunk's worth of dirty pages, the next sweep
+    // (arena_decay) trims its kept runs as well.
+    Arena *mine = arena0();
+    Leaver l = {nullptr, 0, 0, nullptr};
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, fill_free_and_exit, &l), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE(l.arena != nullptr && l.arena != mine);
+    ATF_REQUIRE_MSG(l.ndirty > g_chunk.npages, "dirty " << l.ndirty << " pages while it lived");
+    ATF_REQUIRE(l.nkept > 0);
+    ATF_REQUIRE_EQ(l.arena->nthreads.load(), 0u);
+    aa_free(l.left_behind);
+    ATF_REQUIRE_MSG(l.arena->ndirty <= g_chunk.npages / 2, "dirty " << l.arena->ndirty);
+    ATF_REQUIRE(l.arena->stats.nmadvise > 0);
+    arena_decay(l.arena);
+    ATF_REQUIRE_MSG(l.arena->nkept <= g_chunk.npages / 2, "kept " << l.arena->nkept);
+    // A thread that moves away leaves the same way.
+    ATF_REQUIRE(thread_set_arena(l.arena->index));
+    std::vector<void *> v = allocate_touched(256 << 10, 64);
+    for (void *p : v)
+        aa_free(p);
+    ATF_REQUIRE(l.arena->ndirty > g_chunk.npages);
+    ATF_REQUIRE(thread_set_arena(mine->index));
+    arena_decay(l.arena);
+    ATF_REQUIRE(l.arena->ndirty <= g_chunk.npages / 2);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__large_request_takes_another_arenas_pages);
+ATF_TEST_CASE_BODY(purge__large_request_takes_another_arenas_pages) {
+    // An arena with no free run for a large request takes one from another
+    // arena's free pages before it maps a chunk.
+    Arena *mine = arena0();
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    size_t big = 1536 << 10;
+    void *p = aa_malloc(big);
+    ATF_REQUIRE(p != nullptr);
+    memset(p, 1, big);
+    ATF_REQUIRE(owner_of(p) == mine);
+    aa_free(p);  // arena 0 now has a free run that fits
+    // A fresh arena: no chunk yet.
+    unsigned last = g_narenas - 1;
+    ATF_REQUIRE(arena_peek(last) == nullptr || arena_peek(last)->stats.nchunks == 0);
+    ATF_REQUIRE(thread_set_arena(last));
+    Arena *taker = arena_peek(last);
+    ATF_REQUIRE(taker != nullptr && taker != mine);
+    uint64_t maps = nmap();
+    void *q = aa_malloc(big);
+    ATF_REQUIRE(q != nullptr);
+    ATF_REQUIRE(owner_of(q) == mine);
+    ATF_REQUIRE_EQ(taker->stats.nchunks, 0u);
+    ATF_REQUIRE_EQ(nmap(), maps);
+    // Its free goes to the arena that owns the pages.
+    uint64_t freed = mine->stats.ndalloc_large;
+    aa_free(q);
+    ATF_REQUIRE_EQ(mine->stats.ndalloc_large, freed + 1);
+    // Once no other arena has a free run that long, the arena grows.
+    std::vector<void *> v;
+    while (v.size() < 256 && (v.empty() || owner_of(v.back()) != taker)) {
+        v.push_back(aa_malloc(big));
+        ATF_REQUIRE(v.back() != nullptr);
+    }
+    ATF_REQUIRE(owner_of(v.back()) == taker);
+    ATF_REQUIRE(taker->stats.nchunks > 0);
+    for (void *b : v)
+        aa_free(b);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__options_change_allowance);
 ATF_TEST_CASE_BODY(purge__options_change_allowance) {
     int base = g_options.lg_dirty_ratio;
@@ -424,6 +531,8 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
+    ATF_ADD_TEST_CASE(tcs, purge__last_thread_leaving_trims_its_arena);
+    ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purge_releases_kept_runs);

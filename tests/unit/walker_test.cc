@@ -143,6 +143,7 @@ ATF_TEST_CASE_BODY(walker__figures_equal_the_snapshots)
     ATF_REQUIRE_EQ(t.huge_current, h.huge_cur);
     ATF_REQUIRE_EQ(t.huge_allocated, h.huge_allocated);
     ATF_REQUIRE_EQ(t.huge_mapped, h.huge_mapped);
+    ATF_REQUIRE_EQ(t.huge_cached, h.huge_cached);
     ATF_REQUIRE_EQ(t.nthreads_seen, h.nthreads_seen);
     ATF_REQUIRE(t.tcaches >= 1 && t.tcache_regions > 0);
     aa_config cfg;

@@ -504,8 +504,9 @@ struct aa_walker {
         t->huge_cached = var(d.huge_cached);
         t->allocated += t->huge_allocated;
         t->active += t->huge_allocated;
-        t->resident += t->huge_allocated;
-        t->mapped += t->huge_mapped;
+        // Cached mappings are not purged: their pages stay resident.
+        t->resident += t->huge_allocated + t->huge_cached;
+        t->mapped += t->huge_mapped + t->huge_cached;
         t->nmalloc += t->huge_nmalloc;
         t->nfree += t->huge_ndalloc;
         t->metadata = var(d.base_mapped);
@@ -1119,9 +1120,9 @@ std::string aa_walker::report(int flags) {
           (ull)t.retained, (ull)t.dirty, (ull)t.nchunks, (ull)t.nmalloc, (ull)t.nfree,
           (ull)t.narenas, (ull)t.narenas_used, (ull)t.nthreads_seen);
         o("\"huge\": {\"nmalloc\": %llu, \"ndalloc\": %llu, \"current\": %llu, \"allocated\": %llu, "
-          "\"mapped\": %llu}},\n",
+          "\"mapped\": %llu, \"cached\": %llu}},\n",
           (ull)t.huge_nmalloc, (ull)t.huge_ndalloc, (ull)t.huge_current, (ull)t.huge_allocated,
-          (ull)t.huge_mapped);
+          (ull)t.huge_mapped, (ull)t.huge_cached);
         o("\"walker\": {\"huge_cached\": %llu, \"tcaches\": %llu, \"tcache_regions\": %llu, "
           "\"tcache_bytes\": %llu, \"unreadable\": [",
           (ull)t.huge_cached, (ull)t.tcaches, (ull)t.tcache_regions, (ull)t.tcache_bytes);
