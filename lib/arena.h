@@ -201,7 +201,9 @@ void arena_drain_remote(Arena *a);
 
 // Adds a cache's counts for every class (kNumBins deltas).
 void arena_merge_counts(Arena *a, const CountDelta *counts);
-// Large class cls, aligned to align (a power of two, at least a page).
+// Large class cls, aligned to align (a power of two, at least a page), for
+// a thread of arena a: from another arena's dirty pages when a has no free
+// run that fits (the block then belongs to that arena).
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
 
 // Frees p, which the registry placed in chunk c.  A pointer that is not a
@@ -225,8 +227,9 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls);
 uint64_t arena_purge_all(Arena *a, bool unmap_empty);
 
 // Applies the purging rules now (the decay sweep and the background thread
-// call it for arenas nobody is using): dirty pages and kept runs over the
-// allowance or past the decay time are purged.
+// call it for every arena, so that those nobody uses age out too): dirty
+// pages over the allowance or past the decay time are purged, kept runs
+// over their bound or past it released.
 void arena_decay(Arena *a);
 
 

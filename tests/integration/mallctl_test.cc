@@ -186,6 +186,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "stats.huge.allocated", S_SIZE, false },
         { "stats.huge.nmalloc", S_U64, false },
         { "stats.huge.ndalloc", S_U64, false },
+        { "stats.huge.cached", S_SIZE, false },
     };
     const std::string sa = "stats.arenas." + i + ".";
     const std::vector<std::pair<std::string, size_t>> arena_leaves = {
