@@ -82,6 +82,10 @@ unsigned chunk_map(Arena *arena, Chunk **out, unsigned n) {
             n = 1;  // short of memory: no reserve
         }
     }
+    // Before the headers are written: the first touch then faults in a
+    // huge page where the kernel grants one.
+    if (g_options.thp)
+        pages_prefer_huge(p, n * g_chunk.chunk_size);
     unsigned got = 0;
     for (unsigned i = 0; i < n; i++) {
         char *at = p + i * g_chunk.chunk_size;

@@ -325,6 +325,7 @@ CTL_RO(opt_lg_dirty_ratio_ctl, ssize_t, g_options.lg_dirty_ratio)
 CTL_RO(opt_lg_tcache_gc_ctl, ssize_t, g_options.lg_tcache_gc)
 CTL_RO(opt_decay_ms_ctl, ssize_t, g_options.decay_ms)
 CTL_RO(opt_lazy_purge_ctl, bool, g_options.lazy_purge)
+CTL_RO(opt_thp_ctl, bool, g_options.thp)
 CTL_RO(opt_tcache_shift_ctl, ssize_t, g_options.tcache_shift)
 CTL_RO(opt_tcache_ctl, bool, g_tcache_slots[0] != 0)
 CTL_RO(opt_junk_ctl, bool, g_options.junk)
@@ -479,6 +480,7 @@ constexpr Node kOpt[] = {
     LEAF("lg_tcache_gc", opt_lg_tcache_gc_ctl),
     LEAF("decay_ms", opt_decay_ms_ctl),
     LEAF("lazy_purge", opt_lazy_purge_ctl),
+    LEAF("thp", opt_thp_ctl),
     LEAF("tcache_shift", opt_tcache_shift_ctl),
     LEAF("tcache", opt_tcache_ctl),
     LEAF("junk", opt_junk_ctl),

@@ -201,11 +201,15 @@ void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh) {
         // for the kernel.
         g_huge_mutex.unlock();
         p = pages_map(mapped, align);
+        if (p != nullptr && g_options.thp)
+            pages_prefer_huge(p, mapped);
         g_huge_mutex.lock();
         if (p == nullptr) {
             // What the cache holds may be what stands in the way.
             cache_expire_locked(UINT64_MAX);
             p = pages_map(mapped, align);
+            if (p != nullptr && g_options.thp)
+                pages_prefer_huge(p, mapped);
         }
         if (p == nullptr) {
             g_huge_mutex.unlock();

@@ -40,6 +40,7 @@ struct Options {
     bool hardened;          // S: the hardened profile (hardened.h)
     int decay_ms;           // long form only: the decay time of dirty pages
     bool lazy_purge;        // long form only: purge with MADV_FREE, not MADV_DONTNEED
+    bool thp;               // long form only: ask for huge pages for chunks and huge blocks
 };
 
 extern AA_HIDDEN Options g_options;

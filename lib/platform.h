@@ -26,6 +26,7 @@ struct PlatformCounters {
     uint64_t nmap;       // successful mmap calls
     uint64_t nunmap;     // munmap calls
     uint64_t nmadvise;   // madvise calls made to purge pages
+    uint64_t nhuge;      // requests for huge pages (pages_prefer_huge)
     uint64_t mapped;     // bytes currently mapped by the allocator
 };
 void platform_counters(PlatformCounters *out);
@@ -45,6 +46,12 @@ void pages_unmap(void *addr, size_t size);
 // set at once (MADV_DONTNEED: the resident size drops immediately).
 // Returns true when the pages are known to read as zero afterwards.
 bool pages_purge(void *addr, size_t size, bool now);
+
+// Asks the kernel to back [addr, addr+size) with huge pages when it can
+// (Linux: MADV_HUGEPAGE, for transparent huge pages in "madvise" mode).
+// False where the system has no such request (FreeBSD promotes superpages
+// on its own) or refuses it; the range is usable either way.
+bool pages_prefer_huge(void *addr, size_t size);
 
 // Makes [addr, addr+size) (page aligned) inaccessible, so that any access
 // faults at once (a guard page), or read-write again.  False when the

@@ -60,6 +60,15 @@ bool pages_purge(void *addr, size_t size, bool now) {
     return false;
 }
 
+bool pages_prefer_huge(void *addr, size_t size) {
+    // FreeBSD promotes aligned, fully populated 2 MiB ranges to superpages
+    // by itself (vm.pmap.pg_ps_enabled): there is nothing to ask for.
+    posix_count_huge();
+    (void)addr;
+    (void)size;
+    return false;
+}
+
 bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
     // No mremap on FreeBSD: a mapping can shrink, never grow in place.
     return posix_shrink_in_place(addr, old_size, new_size);

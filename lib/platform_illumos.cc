@@ -51,6 +51,15 @@ bool pages_purge(void *addr, size_t size, bool now) {
     return false;
 }
 
+bool pages_prefer_huge(void *addr, size_t size) {
+    // illumos picks large pages for anonymous memory by its own policy;
+    // memcntl(MC_HAT_ADVISE) could ask, but is not used here.
+    posix_count_huge();
+    (void)addr;
+    (void)size;
+    return false;
+}
+
 bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
     // No mremap on illumos: a mapping can shrink, never grow in place.
     return posix_shrink_in_place(addr, old_size, new_size);

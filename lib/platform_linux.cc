@@ -90,6 +90,21 @@ bool pages_purge(void *addr, size_t size, bool now) {
     return false;
 }
 
+bool pages_prefer_huge(void *addr, size_t size) {
+    posix_count_huge();
+#if defined(HAVE_MADV_HUGEPAGE)
+    // Refused (EINVAL) by kernels built without transparent huge pages.
+    int saved_errno = errno;
+    bool done = madvise(addr, size, MADV_HUGEPAGE) == 0;
+    errno = saved_errno;
+    return done;
+#else
+    (void)addr;
+    (void)size;
+    return false;
+#endif
+}
+
 bool pages_resize_in_place(void *addr, size_t old_size, size_t new_size) {
     if (new_size <= old_size)
         return posix_shrink_in_place(addr, old_size, new_size);

@@ -38,6 +38,7 @@ namespace {
 std::atomic<uint64_t> g_nmap{0};
 std::atomic<uint64_t> g_nunmap{0};
 std::atomic<uint64_t> g_nmadvise{0};
+std::atomic<uint64_t> g_nhuge{0};
 std::atomic<uint64_t> g_mapped{0};
 int g_kept_stderr = -1;  // see platform_keep_stderr()
 
@@ -56,6 +57,7 @@ void *posix_map(void *hint, size_t size, int extra_flags) {
 }
 
 void posix_count_purge() { g_nmadvise.fetch_add(1, std::memory_order_relaxed); }
+void posix_count_huge() { g_nhuge.fetch_add(1, std::memory_order_relaxed); }
 
 void posix_count_grown(size_t bytes) { g_mapped.fetch_add(bytes, std::memory_order_relaxed); }
 
@@ -83,6 +85,7 @@ void platform_counters(PlatformCounters *out) {
     out->nmap = g_nmap.load(std::memory_order_relaxed);
     out->nunmap = g_nunmap.load(std::memory_order_relaxed);
     out->nmadvise = g_nmadvise.load(std::memory_order_relaxed);
+    out->nhuge = g_nhuge.load(std::memory_order_relaxed);
     out->mapped = g_mapped.load(std::memory_order_relaxed);
 }
 

@@ -19,6 +19,7 @@ void *posix_map(void *hint, size_t size, int extra_flags);
 
 // Counts what a system file does to mappings with its own calls.
 void posix_count_purge();                       // one madvise
+void posix_count_huge();                        // one request for huge pages
 void posix_count_grown(size_t bytes);           // grown in place by bytes
 void posix_count_moved_away(size_t old_bytes);  // old range gone (moved)
 

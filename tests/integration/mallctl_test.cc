@@ -164,6 +164,8 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.sysv", S_BOOL, false },
         { "opt.xmalloc", S_BOOL, false },
         { "opt.zero", S_BOOL, false },
+        { "opt.lazy_purge", S_BOOL, false },
+        { "opt.thp", S_BOOL, false },
         { "arena." + i + ".purge", 0, true },
         { "arena." + i + ".initialized", S_BOOL, false },
         { "arenas.narenas", S_UNSIGNED, false },

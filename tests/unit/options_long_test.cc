@@ -67,6 +67,9 @@ ATF_TEST_CASE_BODY(long__booleans) {
     ATF_REQUIRE(!g_options.lazy_purge);
     ATF_REQUIRE_EQ(parse("lazy_purge:yes"), "");
     ATF_REQUIRE(g_options.lazy_purge);
+    ATF_REQUIRE(!g_options.thp);
+    ATF_REQUIRE_EQ(parse("thp:true"), "");
+    ATF_REQUIRE(g_options.thp);
     // Chunks must come from somewhere: both sources off turns mmap back on.
     ATF_REQUIRE_EQ(parse("sbrk:false,mmap:false"), "");
     ATF_REQUIRE(g_options.use_mmap);

@@ -48,6 +48,12 @@ uint64_t nmap() {
     return pc.nmap;
 }
 
+uint64_t nhuge() {
+    PlatformCounters pc;
+    platform_counters(&pc);
+    return pc.nhuge;
+}
+
 uint64_t rss_bytes() {
     FILE *f = fopen("/proc/self/statm", "r");
     ATF_REQUIRE(f != nullptr);
@@ -447,6 +453,36 @@ ATF_TEST_CASE_BODY(purge__large_request_takes_another_arenas_pages) {
     aa_free(r);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__thp_asks_for_huge_pages);
+ATF_TEST_CASE_BODY(purge__thp_asks_for_huge_pages) {
+    // Off by default: new chunks and huge blocks are mapped as they are.
+    Arena *a = arena0();
+    ATF_REQUIRE(!g_options.thp);
+    uint64_t asked = nhuge();
+    std::vector<void *> v = allocate_touched(1536 << 10, 4);  // new chunks
+    void *h = aa_malloc(8 << 20);
+    ATF_REQUIRE(h != nullptr);
+    ATF_REQUIRE_EQ(nhuge(), asked);
+    // With thp, every new mapping of either kind is a request.
+    g_options.thp = true;
+    uint64_t chunks = a->stats.nchunks;
+    std::vector<void *> w = allocate_touched(1536 << 10, 4);
+    ATF_REQUIRE(a->stats.nchunks > chunks);
+    uint64_t after_chunks = nhuge();
+    ATF_REQUIRE(after_chunks > asked);
+    void *h2 = aa_malloc(40 << 20);  // past the huge cache's bound: mapped
+    ATF_REQUIRE(h2 != nullptr);
+    memset(h2, 1, 40 << 20);
+    ATF_REQUIRE(nhuge() > after_chunks);
+    aa_free(h2);
+    aa_free(h);
+    for (void *p : v)
+        aa_free(p);
+    for (void *p : w)
+        aa_free(p);
+    g_options.thp = false;
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__options_change_allowance);
 ATF_TEST_CASE_BODY(purge__options_change_allowance) {
     int base = g_options.lg_dirty_ratio;
@@ -531,6 +567,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__last_thread_leaving_trims_its_arena);
     ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
+    ATF_ADD_TEST_CASE(tcs, purge__thp_asks_for_huge_pages);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purge_releases_kept_runs);
