@@ -8,6 +8,7 @@ writes OUTSTEM.md, OUTSTEM.json and OUTSTEM.svg
 META.tsv, one item a line, fields separated by tabs:
     KEY  VALUE                          date, host, cpus, command, ...
     alloc  NAME  PATH  VERSION          in the order of the table
+    variant  NAME                       arenalloc with other options (--tuned)
     step  NAME  WORKLOAD  PRIMARY  COMMAND
     note  TEXT
 RAW.tsv, one line per figure of one run:
@@ -18,7 +19,8 @@ RAW.tsv, one line per figure of one run:
 Every ratio is arranged so that below 1.0 means arenalloc did better:
 for a figure where lower is better it is arenalloc / best peer, where
 higher is better it is best peer / arenalloc.  The best peer is the best
-median among the allocators other than arenalloc.
+median among the allocators other than arenalloc (and its --tuned
+variants, which are shown but never taken as the best peer).
 """
 
 import json
@@ -74,7 +76,7 @@ def agg_words(meta):
 
 
 def load(meta_path, raw_path):
-    meta = {"allocators": [], "steps": [], "notes": []}
+    meta = {"allocators": [], "steps": [], "notes": [], "variants": []}
     for row in read_tsv(meta_path):
         if row[0] == "alloc":
             meta["allocators"].append(
@@ -86,6 +88,8 @@ def load(meta_path, raw_path):
                  "command": row[4] if len(row) > 4 else ""})
         elif row[0] == "note":
             meta["notes"].append(row[1])
+        elif row[0] == "variant":
+            meta["variants"].append(row[1])
         else:
             meta[row[0]] = row[1] if len(row) > 1 else ""
 
@@ -119,7 +123,8 @@ def load(meta_path, raw_path):
             fig["best"] = {a: (min if lower else max)(v for _, v in fig["rounds"][a])
                            for a in names if a in fig["rounds"]}
             fig["value"] = fig[aggregate]
-            peers = {a: v for a, v in fig["value"].items() if a != SUBJECT}
+            peers = {a: v for a, v in fig["value"].items()
+                     if a != SUBJECT and a not in meta["variants"]}
             best = None
             if peers:
                 pick = min if lower else max
