@@ -411,6 +411,11 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
     uint32_t need = npages + align_pages - 1;
     if (need > chunk_usable_pages())
         return nullptr;
+    // A lender's dirty run first: most of those searches find none, and
+    // then need no descriptor.
+    Run *found = nullptr;
+    if (from == RunSource::kDirty && (found = find_dirty_fit(a, need, npages)) == nullptr)
+        return nullptr;
     // The descriptors a split may need are taken before any free run is
     // touched, so that failure leaves them as they were: one here, a
     // second below when the cut needs two.
@@ -418,14 +423,6 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
     if (spare1 == nullptr)
         return nullptr;
 
-    Run *found = nullptr;
-    if (from == RunSource::kDirty) {
-        found = find_dirty_fit(a, need, npages);
-        if (found == nullptr) {
-            desc_free(a, spare1);
-            return nullptr;
-        }
-    }
     for (int attempt = 0; attempt < 2 && found == nullptr; attempt++) {
         unsigned b = free_bucket(need);
         // The floor bucket may hold runs shorter than need: look through it.

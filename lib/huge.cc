@@ -184,6 +184,14 @@ void *huge_malloc(Arena *arena, size_t size, size_t align, bool zero) {
 
 namespace {
 
+// A new mapping for a huge block, advised as the thp option asks.
+void *map_fresh(size_t mapped, size_t align) {
+    void *p = pages_map(mapped, align);
+    if (p != nullptr && g_options.thp)
+        pages_prefer_huge(p, mapped);
+    return p;
+}
+
 void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh) {
     size_t usize = align_up(size, kPage);
     size_t mapped = align_up(usize, kGranule);
@@ -200,16 +208,12 @@ void *huge_map(Arena *arena, size_t size, size_t align, bool *fresh) {
         // Map without the lock: other threads' huge calls need not wait
         // for the kernel.
         g_huge_mutex.unlock();
-        p = pages_map(mapped, align);
-        if (p != nullptr && g_options.thp)
-            pages_prefer_huge(p, mapped);
+        p = map_fresh(mapped, align);
         g_huge_mutex.lock();
         if (p == nullptr) {
             // What the cache holds may be what stands in the way.
             cache_expire_locked(UINT64_MAX);
-            p = pages_map(mapped, align);
-            if (p != nullptr && g_options.thp)
-                pages_prefer_huge(p, mapped);
+            p = map_fresh(mapped, align);
         }
         if (p == nullptr) {
             g_huge_mutex.unlock();

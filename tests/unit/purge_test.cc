@@ -375,9 +375,8 @@ void *fill_free_and_exit(void *arg) {
 }
 
 Arena *owner_of(const void *p) {
-    uintptr_t owner = registry_lookup(p);
-    ATF_REQUIRE((owner & kRegistryTagMask) == kRegistryChunk);
-    return reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask)->arena;
+    ATF_REQUIRE((registry_lookup(p) & kRegistryTagMask) == kRegistryChunk);
+    return chunk_containing(p)->arena;
 }
 
 }  // namespace
