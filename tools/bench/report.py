@@ -136,6 +136,18 @@ def load(meta_path, raw_path):
             if best is not None and mine is not None and mine > 0 and best["value"] > 0:
                 fig["ratio"] = (mine / best["value"] if lower
                                 else best["value"] / mine)
+            # The same ratio round by round (arenalloc against that peer's
+            # run of the same round, which ran minutes apart at most): how
+            # far the machine's noise moves it.  A range that spans 1.00
+            # means this run did not decide which of the two is faster.
+            fig["round_ratios"] = []
+            if best is not None:
+                theirs = dict(fig["rounds"].get(best["allocator"], []))
+                for rnd, v in sorted(fig["rounds"].get(SUBJECT, [])):
+                    t = theirs.get(rnd)
+                    if t is not None and t > 0 and v > 0:
+                        fig["round_ratios"].append(
+                            [rnd, v / t if lower else t / v])
             # Each allocator against the best of all (the chart's bars).
             allv = fig["value"]
             fig["to_best"] = {}
@@ -151,11 +163,15 @@ def summary(names, steps):
     """Primary-figure ratios per step and per workload, and their geomeans."""
     per_step = []
     by_workload = {}
+    undecided = []
     for s in steps:
         fig = s["figures"].get(s["primary"])
         r = fig["ratio"] if fig else None
         per_step.append((s["name"], r))
         by_workload.setdefault(s["workload"], []).append(r)
+        rr = [x for _, x in fig.get("round_ratios", [])] if fig else []
+        if len(rr) > 1 and min(rr) <= 1.0 <= max(rr):
+            undecided.append(s["name"])
     per_workload = [(w, geomean(rs)) for w, rs in by_workload.items()]
     return {
         "steps": per_step,
@@ -164,6 +180,7 @@ def summary(names, steps):
         "geomean_steps": geomean([r for _, r in per_step]),
         "steps_at_most_1": sum(1 for _, r in per_step if r is not None and r <= 1.0),
         "steps_with_ratio": sum(1 for _, r in per_step if r is not None),
+        "undecided": undecided,
     }
 
 
@@ -204,10 +221,15 @@ def markdown(meta, names, steps, summ, scal):
       "better**: for times and sizes it is arenalloc / best peer, for "
       f"rates best peer / arenalloc.  The best peer is the best of the {agg_words(meta)} among "
       "the other allocators; the best value of each row is in bold.  "
+      "*By round* is the lowest and highest of the same ratio taken round "
+      "by round (arenalloc against that peer's run in the same round): "
+      "when it spans 1.00, the machine's noise was larger than the "
+      "difference and this run does not tell which of the two is faster.  "
       "Nothing here is asserted by any test.\n")
 
-    head = "| step | figure | " + " | ".join(names) + " | best peer | ratio |"
-    rule = "|---|---|" + "---:|" * len(names) + "---|---:|"
+    head = ("| step | figure | " + " | ".join(names)
+            + " | best peer | ratio | by round |")
+    rule = "|---|---|" + "---:|" * len(names) + "---|---:|---:|"
 
     def row(s, name, fig):
         lower = fig["better"] == "lower"
@@ -227,8 +249,10 @@ def markdown(meta, names, steps, summ, scal):
         arrow = "lower" if lower else "higher"
         best = fig["best_peer"]["allocator"] if fig["best_peer"] else "-"
         ratio = f"{fig['ratio']:.2f}" if fig["ratio"] is not None else "-"
+        rr = [r for _, r in fig.get("round_ratios", [])]
+        spread = f"{min(rr):.2f}-{max(rr):.2f}" if len(rr) > 1 else "-"
         return (f"| {s['name']} | {name} ({unit}, {arrow} is better) | "
-                + " | ".join(cells) + f" | {best} | {ratio} |")
+                + " | ".join(cells) + f" | {best} | {ratio} | {spread} |")
 
     w("## Summary: the main figure of each step\n")
     w(head)
@@ -239,7 +263,7 @@ def markdown(meta, names, steps, summ, scal):
             w(row(s, s["primary"], fig))
         else:
             w(f"| {s['name']} | {s['primary']} | " + " | ".join(
-                "fail" if a in s["failures"] else "-" for a in names) + " | - | - |")
+                "fail" if a in s["failures"] else "-" for a in names) + " | - | - | - |")
     w("")
     if summ["steps_with_ratio"]:
         g = summ["geomean_workloads"]
@@ -248,7 +272,10 @@ def markdown(meta, names, steps, summ, scal):
           f"geometric mean of its steps): **{g:.2f}** (target: at most 0.9); "
           f"over all {summ['steps_with_ratio']} steps: {gs:.2f}.  "
           f"Steps where arenalloc is at most 1.0 x the best peer: "
-          f"{summ['steps_at_most_1']} of {summ['steps_with_ratio']}.\n")
+          f"{summ['steps_at_most_1']} of {summ['steps_with_ratio']}"
+          + (f"; undecided by this run (the by-round range spans 1.00): "
+             f"{', '.join(summ['undecided'])}" if summ["undecided"] else "")
+          + ".\n")
         w("| workload | ratio |")
         w("|---|---:|")
         for wl, r in summ["workloads"]:
@@ -425,6 +452,7 @@ def main():
             "geomean_steps": summ["geomean_steps"],
             "steps_at_most_1": summ["steps_at_most_1"],
             "steps_with_ratio": summ["steps_with_ratio"],
+            "undecided": summ["undecided"],
         },
         "malloc_test_scaling": scal,
     }
