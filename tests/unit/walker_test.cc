@@ -334,11 +334,12 @@ ATF_TEST_CASE_BODY(walker__verify_finds_corruption)
 ATF_TEST_CASE_WITHOUT_HEAD(walker__verify_kept_runs);
 ATF_TEST_CASE_BODY(walker__verify_kept_runs)
 {
-    // Runs kept empty for the next refill (a 4 KiB class has one region per
-    // run) are checked like the non-full lists.
+    // Runs kept empty for the next refill (three runs' worth of a 4 KiB
+    // class, so that one besides the bin's current run falls empty) are
+    // checked like the non-full lists.
     std::vector<void *> heap = build_heap();
     std::vector<void *> pages;
-    for (int i = 0; i < 20; i++)
+    for (unsigned i = 0; i < 3 * bin_info(size_to_class(4096)).nregs; i++)
         pages.push_back(aa_malloc(4096));
     tcache_flush_all(tls_thread_state.tcache);
     for (void *p : pages)
