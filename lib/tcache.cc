@@ -35,6 +35,10 @@ void tcache_configure() {
 
 namespace {
 
+// TCache::flow: what last took a bin to its slow path.
+constexpr uint8_t kFlowFill = 1;
+constexpr uint8_t kFlowFlush = 2;
+
 int32_t gc_ticker_start() {
     return g_tcache_gc_interval != 0 ? g_tcache_gc_interval : INT32_MAX;
 }
@@ -101,6 +105,7 @@ TCache *tcache_create(Arena *a) {
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         tc->bins[bin].top = tc->bins[bin].stack;
         tc->active[bin] = 0;
+        tc->flow[bin] = 0;
     }
     tc->arena = a;
     for (unsigned bin = 0; bin < kNumBins; bin++) {
@@ -218,8 +223,15 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     TCacheBin *b = &tc->bins[bin];
     if (b->top == b->stack) {
         // Half the capacity per fill: enough to amortize the lock, not so
-        // much that a thread hoards regions it will not use.
+        // much that a thread hoards regions it will not use.  A bin whose
+        // last slow path was a fill too has not overflowed since: its
+        // thread takes more of the class than it gives back (a producer
+        // of blocks that others free, a wave of allocations), and gets
+        // the whole capacity, for half as many fills.
         unsigned want = b->max() / 2 != 0 ? b->max() / 2 : 1;
+        if (tc->flow[bin] == kFlowFill)
+            want = b->max();
+        tc->flow[bin] = kFlowFill;
         uint64_t nfree = tcache_bin_nfree(tc, bin);
         CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], nfree - tc->merged_nfree[bin]};
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
@@ -260,7 +272,13 @@ void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
     }
     TCacheBin *b = &tc->bins[bin];
     if (b->top >= b->limit) {
-        flush_oldest(tc, bin, b->max() / 2 != 0 ? b->max() / 2 : b->count());
+        // Half, or everything when the last slow path was a flush too
+        // (a thread that frees what others allocate keeps nothing).
+        unsigned n = b->max() / 2 != 0 ? b->max() / 2 : b->count();
+        if (tc->flow[bin] == kFlowFlush)
+            n = b->count();
+        tc->flow[bin] = kFlowFlush;
+        flush_oldest(tc, bin, n);
         tc->active[bin] = 1;
         decay_tick();
     }

@@ -86,6 +86,8 @@ struct TCacheBin {
 struct TCache {
     TCacheBin bins[kNumBins];
     uint8_t active[kNumBins];  // filled or flushed since the last GC visit
+    uint8_t flow[kNumBins];    // the bin's last slow path: kFlowFill,
+                               //   kFlowFlush or 0 (see tcache.cc)
     Arena *arena;          // where fills come from: the thread's arena
     uint64_t merged_nmalloc[kNumBins];  // bins' counts already handed to arenas
     uint64_t merged_nfree[kNumBins];

@@ -91,7 +91,7 @@ const Member kHuge[] = {M(Huge, addr), M(Huge, usize), M(Huge, mapped), M(Huge, 
 const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
                              M(HugeStats, allocated), M(HugeStats, mapped),
                              M(HugeStats, cached)};
-const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, arena),
+const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M(TCache, arena),
                           M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, next_free),
                           M(TCache, next_all), M(TCache, spare_batches),

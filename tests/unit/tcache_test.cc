@@ -345,6 +345,60 @@ ATF_TEST_CASE_BODY(tcache__flush_all_empties) {
     ATF_REQUIRE_EQ(allocated_small_all(), 0u);
 }
 
+// A class that only goes one way: a thread that keeps allocating it gets
+// half its stack on the first refill and the whole stack from the second
+// on; a thread that keeps freeing it sends half back on the first
+// overflow and everything from the second on.  A class used both ways
+// stays at halves.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__one_way_classes_move_whole_stacks);
+ATF_TEST_CASE_BODY(tcache__one_way_classes_move_whole_stacks) {
+    const size_t size = 3000;
+    aa_free(aa_malloc(64));  // the thread's cache, without touching size's class
+    TCache *tc = own_cache();
+    unsigned bin = size_to_class(size);
+    TCacheBin *b = &tc->bins[bin];
+    tcache_flush_all(tc);
+    const uint32_t max = b->max();
+    ATF_REQUIRE(max >= 4);
+
+    // Allocating only.  The first request refills half the stack, and
+    // hands one out.
+    std::vector<void *> held;
+    held.push_back(aa_malloc(size));
+    ATF_REQUIRE_EQ(b->count(), max / 2 - 1);
+    while (b->count() != 0)
+        held.push_back(aa_malloc(size));
+    held.push_back(aa_malloc(size));  // the second refill in a row
+    ATF_REQUIRE_EQ(b->count(), max - 1);
+    while (b->count() != 0)
+        held.push_back(aa_malloc(size));
+    held.push_back(aa_malloc(size));
+    ATF_REQUIRE_EQ(b->count(), max - 1);
+
+    // Freeing only.  The stack fills, the first overflow sends the oldest
+    // half back, the second everything.
+    tcache_flush_all(tc);
+    size_t next = 0;
+    while (b->count() < max)
+        aa_free(held[next++]);
+    aa_free(held[next++]);  // first overflow
+    ATF_REQUIRE_EQ(b->count(), max - max / 2 + 1);
+    while (b->count() < max)
+        aa_free(held[next++]);
+    aa_free(held[next++]);  // second overflow in a row
+    ATF_REQUIRE_EQ(b->count(), 1u);
+
+    // Both ways: after an overflow, a refill is half the stack again.
+    while (b->count() != 0)
+        held.push_back(aa_malloc(size));
+    held.push_back(aa_malloc(size));
+    ATF_REQUIRE_EQ(b->count(), max / 2 - 1);
+
+    while (next < held.size())
+        aa_free(held[next++]);
+    tcache_flush_all(tc);
+}
+
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__created_on_first_small_request);
     ATF_ADD_TEST_CASE(tcs, tcache__last_freed_is_next_allocated);
@@ -358,4 +412,5 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__free_only_thread_gets_a_cache);
     ATF_ADD_TEST_CASE(tcs, tcache__idle_class_drained);
     ATF_ADD_TEST_CASE(tcs, tcache__flush_all_empties);
+    ATF_ADD_TEST_CASE(tcs, tcache__one_way_classes_move_whole_stacks);
 }
