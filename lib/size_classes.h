@@ -117,8 +117,9 @@ constexpr BinInfo make_bin_info(size_t size) {
     // small blocks) rather than 16 in 4: fluctuate 6 % faster and 8 %
     // fewer instructions, entry-cache's resident size after it empties
     // its cache 12 % lower; realloc_grow's peak 3 % higher.  Pages of a
-    // run that no region reached are never touched, so a class used for a
-    // few blocks costs no more resident memory than before.
+    // run that no region reached are never touched (except with S, which
+    // fills a new run with junk), so a class used for a few blocks costs
+    // no more resident memory than before.
     while (pages * kPage / size < kRunGrowRegions && pages * 2 <= kRunGrowMaxPages)
         pages *= 2;
     BinInfo b{};

@@ -157,6 +157,7 @@ void tcache_flush_all(TCache *tc) {
     for (unsigned bin = 0; bin < kNumBins; bin++) {
         if (tc->bins[bin].count() != 0)
             flush_oldest(tc, bin, tc->bins[bin].count());
+        tc->flow[bin] = 0;  // what follows starts at halves again
     }
     tcache_merge_counts(tc);
 }
@@ -188,8 +189,10 @@ void tcache_gc(TCache *tc) {
     arena_drain_remote(tc->arena);
     unsigned bin = tc->gc_bin;
     uint32_t n = tc->bins[bin].count();
-    if (!tc->active[bin] && n != 0)
+    if (!tc->active[bin] && n != 0) {
         flush_oldest(tc, bin, (n + 1) / 2);
+        tc->flow[bin] = 0;  // idle: its next refill is half the stack
+    }
     tc->active[bin] = 0;
     tc->gc_bin = (bin + 1) % kNumBins;
 }
@@ -241,6 +244,7 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
             CountDelta none = {0, 0};
+            want = b->max() / 2 != 0 ? b->max() / 2 : 1;  // short of memory: no more than half
             got = arena_fill_small(tc->arena, bin, b->stack, want, none);
         }
         if (got == 0) {

@@ -3,8 +3,9 @@
 // size class with no lock and no atomic read-modify-write; the stacks are
 // refilled and drained in batches under one arena lock acquisition.
 //
-// Bounds: a class caches at most tcache_slots(bin) regions (about 16 KiB
-// worth, between 2 and 128 regions; H and h scale both).  Every
+// Bounds: a class caches at most tcache_slots(bin) regions (about 32 KiB
+// worth, but between 16 and 128 regions; H and h scale the 32 KiB and the
+// 128, and the 16 only where a halved 128 falls below it).  Every
 // g_tcache_gc_interval allocations (8192 by default, G and g) one
 // class is visited; a class that needed no fill and no flush since the
 // last visit is idle, and half of its stack is flushed, so an idle class
@@ -47,7 +48,8 @@ constexpr bool kFreeChecks = ARENALLOC_FREE_CHECKS != 0;
 
 // Capacity of a class's stack when H/h shift the default: about
 // kTcacheBinBytes worth, between kTcacheMinSlots and kTcacheMaxSlots
-// regions, both scaled by 2^shift.
+// regions; the bytes and the upper bound are scaled by 2^shift, the lower
+// bound only comes down to a scaled upper bound below it.
 constexpr uint32_t tcache_slots_for(unsigned bin, int shift) {
     uint32_t bytes = shift >= 0 ? kTcacheBinBytes << shift : kTcacheBinBytes >> -shift;
     uint32_t most = shift >= 0 ? kTcacheMaxSlots << shift : kTcacheMaxSlots >> -shift;

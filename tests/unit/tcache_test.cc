@@ -380,17 +380,28 @@ ATF_TEST_CASE_BODY(tcache__one_way_classes_move_whole_stacks) {
     tcache_flush_all(tc);
     size_t next = 0;
     while (b->count() < max)
-        aa_free(held[next++]);
-    aa_free(held[next++]);  // first overflow
+        aa_free(held.at(next++));
+    aa_free(held.at(next++));  // first overflow
     ATF_REQUIRE_EQ(b->count(), max - max / 2 + 1);
     while (b->count() < max)
-        aa_free(held[next++]);
-    aa_free(held[next++]);  // second overflow in a row
+        aa_free(held.at(next++));
+    aa_free(held.at(next++));  // second overflow in a row
     ATF_REQUIRE_EQ(b->count(), 1u);
 
     // Both ways: after an overflow, a refill is half the stack again.
     while (b->count() != 0)
         held.push_back(aa_malloc(size));
+    held.push_back(aa_malloc(size));
+    ATF_REQUIRE_EQ(b->count(), max / 2 - 1);
+
+    // After the cache was emptied (malloc_trim, fork, a thread's exit,
+    // which hands the cache to the next thread), halves again: two
+    // refills in a row, but the first after the flush is half.
+    while (b->count() != 0)
+        held.push_back(aa_malloc(size));
+    held.push_back(aa_malloc(size));
+    ATF_REQUIRE_EQ(b->count(), max - 1);
+    tcache_flush_all(tc);
     held.push_back(aa_malloc(size));
     ATF_REQUIRE_EQ(b->count(), max / 2 - 1);
 
