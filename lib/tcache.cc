@@ -39,6 +39,10 @@ namespace {
 constexpr uint8_t kFlowFill = 1;
 constexpr uint8_t kFlowFlush = 2;
 
+// What a refill or an overflow moves, unless the bin keeps going one way:
+// half its stack, at least one region.
+uint32_t half_stack(const TCacheBin *b) { return b->max() / 2 != 0 ? b->max() / 2 : 1; }
+
 int32_t gc_ticker_start() {
     return g_tcache_gc_interval != 0 ? g_tcache_gc_interval : INT32_MAX;
 }
@@ -231,9 +235,7 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
         // thread takes more of the class than it gives back (a producer
         // of blocks that others free, a wave of allocations), and gets
         // the whole capacity, for half as many fills.
-        unsigned want = b->max() / 2 != 0 ? b->max() / 2 : 1;
-        if (tc->flow[bin] == kFlowFill)
-            want = b->max();
+        unsigned want = tc->flow[bin] == kFlowFill ? b->max() : half_stack(b);
         tc->flow[bin] = kFlowFill;
         uint64_t nfree = tcache_bin_nfree(tc, bin);
         CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], nfree - tc->merged_nfree[bin]};
@@ -244,7 +246,7 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
             CountDelta none = {0, 0};
-            want = b->max() / 2 != 0 ? b->max() / 2 : 1;  // short of memory: no more than half
+            want = half_stack(b);  // short of memory: no more than half
             got = arena_fill_small(tc->arena, bin, b->stack, want, none);
         }
         if (got == 0) {
@@ -278,9 +280,7 @@ void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
     if (b->top >= b->limit) {
         // Half, or everything when the last slow path was a flush too
         // (a thread that frees what others allocate keeps nothing).
-        unsigned n = b->max() / 2 != 0 ? b->max() / 2 : b->count();
-        if (tc->flow[bin] == kFlowFlush)
-            n = b->count();
+        unsigned n = tc->flow[bin] == kFlowFlush ? b->count() : half_stack(b);
         tc->flow[bin] = kFlowFlush;
         flush_oldest(tc, bin, n);
         tc->active[bin] = 1;
