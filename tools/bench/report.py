@@ -148,6 +148,8 @@ def load(meta_path, raw_path):
                     if t is not None and t > 0 and v > 0:
                         fig["round_ratios"].append(
                             [rnd, v / t if lower else t / v])
+            rr = [r for _, r in fig["round_ratios"]]
+            fig["round_range"] = [min(rr), max(rr)] if len(rr) > 1 else None
             # Each allocator against the best of all (the chart's bars).
             allv = fig["value"]
             fig["to_best"] = {}
@@ -169,8 +171,8 @@ def summary(names, steps):
         r = fig["ratio"] if fig else None
         per_step.append((s["name"], r))
         by_workload.setdefault(s["workload"], []).append(r)
-        rr = [x for _, x in fig.get("round_ratios", [])] if fig else []
-        if len(rr) > 1 and min(rr) <= 1.0 <= max(rr):
+        rng = fig["round_range"] if fig else None
+        if rng and rng[0] <= 1.0 <= rng[1]:
             undecided.append(s["name"])
     per_workload = [(w, geomean(rs)) for w, rs in by_workload.items()]
     return {
@@ -249,8 +251,8 @@ def markdown(meta, names, steps, summ, scal):
         arrow = "lower" if lower else "higher"
         best = fig["best_peer"]["allocator"] if fig["best_peer"] else "-"
         ratio = f"{fig['ratio']:.2f}" if fig["ratio"] is not None else "-"
-        rr = [r for _, r in fig.get("round_ratios", [])]
-        spread = f"{min(rr):.2f}-{max(rr):.2f}" if len(rr) > 1 else "-"
+        rng = fig["round_range"]
+        spread = f"{rng[0]:.2f}-{rng[1]:.2f}" if rng else "-"
         return (f"| {s['name']} | {name} ({unit}, {arrow} is better) | "
                 + " | ".join(cells) + f" | {best} | {ratio} | {spread} |")
 
