@@ -51,6 +51,8 @@ void *allocate_big_once(size_t size, size_t align, bool zero) {
         size_t s = align_up(size, align);
         if (s <= kSmallMax)
             return allocate_small_slow(size_to_class(s), zero);
+        if (s <= kTcacheLargeMax)  // a cached large class: as a small one
+            return allocate_small_slow(size_to_class(s), zero);
         if (s <= g_chunk.large_max)
             return counted(arena_malloc_large(a, size_to_class(s), kPage, zero),
                            class_to_size(size_to_class(s)));
@@ -89,12 +91,13 @@ void *allocate_big(size_t size, size_t align, bool zero) {
     return p;
 }
 
-// Small requests made outside malloc itself (calloc, realloc, aligned):
-// the same cache, out of line, zeroing when asked.
+// Small requests made outside malloc itself (calloc, realloc, aligned),
+// and those of the cached large classes: the same cache, out of line,
+// zeroing when asked.
 void *allocate_small_slow(unsigned bin, bool zero) {
     void *p = tcache_alloc(tls_thread_state.tcache, bin);
     if (p != nullptr && zero)
-        memset(p, 0, bin_info(bin).region_size);
+        memset(p, 0, class_to_size(bin));
     return p;
 }
 
@@ -103,7 +106,7 @@ namespace {
 AA_ALWAYS_INLINE void *allocate(size_t size, bool zero) {
     if (AA_UNLIKELY(hardened_in_force()))
         return hardened_allocate(size, kMinSize, zero);
-    if (AA_LIKELY(size <= kSmallMax))
+    if (AA_LIKELY(size <= kTcacheLargeMax))  // small, or a cached large class
         return allocate_small_slow(size_to_class(size), zero);
     return allocate_big(size, kPage, zero);
 }
@@ -128,7 +131,7 @@ size_t block_usable_size(const void *ptr, const char *fn) {
         size_t usize = arena_usable_size(c, ptr, fn);
         // A block in a thread cache is free, though its arena counts it as
         // out: the caches are checked too.
-        if (usize != 0 && usize <= kSmallMax &&
+        if (usize != 0 && usize <= kTcacheLargeMax &&
             tcache_any_holds(tls_thread_state.tcache, size_to_class(usize), ptr)) {
             report_invalid_pointer(fn, ptr, "block already free (in a thread cache)");
             return 0;
@@ -286,6 +289,10 @@ void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
 }
 
 void *malloc_slow(size_t size) {
+    // A cached large class, when the inline paths are open (no option
+    // needs every call here): a thread-cache pop, as for a small block.
+    if (size - (kSmallMax + 1) < kTcacheLargeMax - kSmallMax && g_fast_limit != 0)
+        return tcache_alloc(tls_thread_state.tcache, size_to_class(size));
     if (!ensure_initialized())
         return fail_enomem();
     if (size == 0 && g_options.malloc0_null) {
@@ -314,9 +321,12 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
         return finish("realloc", nullptr, size, allocate(size, false));
     if (size == 0) {
         if (g_options.malloc0_null) {
-            // With V, realloc(p, 0) frees p and returns NULL.
+            // With V, realloc(p, 0) frees p and returns NULL: checked first
+            // as any realloc is, so that a block waiting in a thread cache
+            // is reported rather than freed again under the cache.
             trace_call("realloc", ptr, 0, nullptr);
-            deallocate(ptr, "realloc");
+            if (block_usable_size(ptr, "realloc") != 0)
+                deallocate(ptr, "realloc");
             return nullptr;
         }
         size = 1;  // realloc(p, 0) keeps a minimal block: NULL only means failure
@@ -374,6 +384,34 @@ void *aa_reallocarray(void *ptr, size_t n, size_t size) {
     if (__builtin_mul_overflow(n, size, &total))
         return finish("reallocarray", ptr, SIZE_MAX, fail_enomem());
     return aa_realloc(ptr, total);
+}
+
+// (The free mark is the only thing read at ptr, as for a small block.)
+void free_large(void *ptr, PageMapEntry e) {
+    if (page_map_tag(e) != kPageLarge)
+        return free_slow(ptr);
+    const Run *r = page_map_run(e);
+    unsigned cls = r->size_class;
+    // (A class below kNumBins would be a run released meanwhile: a racing
+    // double free, left to the locked path.)
+    if (cls - kNumBins >= kNumTcacheClasses - kNumBins ||
+        r->base != reinterpret_cast<uintptr_t>(ptr))
+        return free_slow(ptr);
+    TCache *tc = tls_thread_state.tcache;
+    if (AA_UNLIKELY(tc == &g_tcache_none)) {
+        // A thread's first free gets it a cache, as for a small block (a
+        // consumer of blocks others allocate); with none to be had (caches
+        // off, or the thread exiting) the arena frees the block, unless
+        // another thread's cache holds it, which the arena cannot see.
+        tc = g_tcache_slots[cls] != 0 ? thread_tcache_slow() : nullptr;
+        if (tc == nullptr) {
+            if (*static_cast<const uintptr_t *>(ptr) == kFreeMark &&
+                tcache_any_holds(&g_tcache_none, cls, ptr))
+                return tcache_report_double_free(ptr);
+            return free_slow(ptr);
+        }
+    }
+    tcache_free(tc, cls, ptr);
 }
 
 void free_slow(void *ptr) {

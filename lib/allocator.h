@@ -30,6 +30,10 @@ AA_NOINLINE void *allocate_small_slow(unsigned bin, bool zero);  // calloc's, to
 AA_NOINLINE void *allocate_big(size_t size, size_t align, bool zero);
 AA_NOINLINE void *malloc_slow(size_t size);
 AA_NOINLINE void free_slow(void *ptr);
+// free() of what aa_free's inline path did not take (page-map entry e):
+// the start of a large run of a cached class goes onto the thread cache,
+// anything else to free_slow().
+AA_NOINLINE void free_large(void *ptr, PageMapEntry e);
 
 AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
     if (AA_LIKELY(size - 1 < g_fast_limit)) {
@@ -57,8 +61,10 @@ AA_ALWAYS_INLINE PageMapEntry page_map_entry_of(const void *ptr) {
 }
 
 // A small region goes onto the thread cache once the registry and the page
-// map confirm it is a region start (nothing at ptr is read); everything
-// else takes free_slow(), which checks it under the arena lock.
+// map confirm it is a region start (nothing at ptr is read), and so does a
+// block of a cached large class once they confirm it is a large run's start
+// (free_large); everything else takes free_slow(), which checks it under
+// the arena lock.
 AA_ALWAYS_INLINE void aa_free(void *ptr) {
     TCache *tc = tls_thread_state.tcache;
     PageMapEntry e = page_map_entry_of(ptr);
@@ -68,7 +74,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
         if (!kFreeChecks || AA_LIKELY(region_is_start(r->start_magic, offset)))
             return tcache_free(tc, size_t{r->size_class}, ptr);
     }
-    free_slow(ptr);
+    free_large(ptr, e);
 }
 
 void *aa_calloc(size_t n, size_t size);

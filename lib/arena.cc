@@ -1167,10 +1167,16 @@ void arena_drain_remote(Arena *a) {
     arena_drain_remote_locked(a);
 }
 
-void arena_merge_counts(Arena *a, const CountDelta *counts) {
+void arena_merge_counts(Arena *a, const CountDelta *counts, unsigned nclasses) {
     MutexGuard guard(a->mutex);
-    for (unsigned bin = 0; bin < kNumBins; bin++)
-        merge_bin_counts_locked(a, bin, counts[bin]);
+    for (unsigned cls = 0; cls < nclasses; cls++) {
+        if (cls < kNumBins) {
+            merge_bin_counts_locked(a, cls, counts[cls]);
+        } else {
+            a->stats.nmalloc_large += counts[cls].nmalloc;
+            a->stats.ndalloc_large += counts[cls].nfree;
+        }
+    }
 }
 
 namespace {
@@ -1223,7 +1229,8 @@ Run *run_alloc_anywhere(Arena *a, uint32_t npages, uint32_t align_pages, Arena *
 
 }  // namespace
 
-void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
+void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
+                         const CountDelta *cache_counts) {
     size_t usize = class_to_size(cls);
     uint32_t npages = static_cast<uint32_t>(usize >> kLgPage);
     uint32_t align_pages = static_cast<uint32_t>(align >> kLgPage);
@@ -1238,7 +1245,12 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero) {
     r->size_class = static_cast<uint8_t>(cls);
     bool zeroed = r->zeroed;
     tag_pages(r, kPageLarge);
-    a->stats.nmalloc_large++;
+    if (cache_counts == nullptr) {
+        a->stats.nmalloc_large++;
+    } else {
+        a->stats.nmalloc_large += cache_counts->nmalloc;
+        a->stats.ndalloc_large += cache_counts->nfree;
+    }
     a->stats.allocated_large += usize;
     a->large[cls - kNumBins].nmalloc++;
     a->large[cls - kNumBins].curruns++;
@@ -1280,6 +1292,41 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     a->mutex.unlock();
     decay_tick();
     return usize;
+}
+
+unsigned arena_flush_large(Arena *a, unsigned cls, void **ptrs, unsigned n, CountDelta counts) {
+    unsigned kept = 0;
+    {
+        MutexGuard guard(a->mutex);
+        arena_drain_remote_locked(a);
+        a->stats.nmalloc_large += counts.nmalloc;
+        a->stats.ndalloc_large += counts.nfree;
+        for (unsigned i = 0; i < n; i++) {
+            void *p = ptrs[i];
+            Chunk *c = chunk_containing(p);
+            if (c->arena != a) {
+                ptrs[kept++] = p;  // another arena's: the caller's next pass
+                continue;
+            }
+            Run *r = nullptr;
+            uint32_t reg = 0;
+            const char *finding = validate_locked(c, p, &r, &reg);
+            if (finding == nullptr && (r->state != kPageLarge || r->size_class != cls))
+                finding = "not a block of its thread-cache class";
+            if (AA_UNLIKELY(finding != nullptr)) {
+                a->mutex.unlock();
+                report_invalid_pointer("free", p, finding);
+                a->mutex.lock();
+                continue;
+            }
+            a->stats.allocated_large -= static_cast<size_t>(r->npages) << kLgPage;
+            a->large[cls - kNumBins].ndalloc++;
+            a->large[cls - kNumBins].curruns--;
+            run_release(a, r);
+        }
+    }
+    decay_tick();
+    return kept;
 }
 
 bool arena_region_is_free(Chunk *c, const void *p) {

@@ -199,12 +199,22 @@ void arena_drain_remote_locked(Arena *a);
 // The same, taking the lock.
 void arena_drain_remote(Arena *a);
 
-// Adds a cache's counts for every class (kNumBins deltas).
-void arena_merge_counts(Arena *a, const CountDelta *counts);
+// Adds a cache's counts for classes 0..nclasses-1 (the small ones and
+// the cached large ones, whose requests are counted as large requests).
+void arena_merge_counts(Arena *a, const CountDelta *counts, unsigned nclasses);
 // Large class cls, aligned to align (a power of two, at least a page), for
 // a thread of arena a: from another arena's dirty pages when a has no free
-// run that fits (the block then belongs to that arena).
-void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero);
+// run that fits (the block then belongs to that arena).  A thread cache's
+// miss passes the counts of the class it has not handed over yet (this
+// request included), which are added instead of counting one request.
+void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
+                         const CountDelta *cache_counts = nullptr);
+
+// Frees, in one lock hold, those of the n large blocks of class cls in
+// ptrs (from a thread cache) that a owns, each checked as free() checks a
+// block, and adds the cache's counts of the class; the others are moved to
+// the front of ptrs and their number returned.
+unsigned arena_flush_large(Arena *a, unsigned cls, void **ptrs, unsigned n, CountDelta counts);
 
 // Frees p, which the registry placed in chunk c.  A pointer that is not a
 // live block start is reported on behalf of fn.

@@ -118,4 +118,6 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor
     {AA_DEBUG_SIZE(ChunkGeometry), AA_DEBUG_FIELD(ChunkGeometry, lg_chunk),
      AA_DEBUG_FIELD(ChunkGeometry, chunk_size), AA_DEBUG_FIELD(ChunkGeometry, npages),
      AA_DEBUG_FIELD(ChunkGeometry, header_pages), AA_DEBUG_FIELD(ChunkGeometry, large_max)},
+
+    kNumTcacheClasses,
 };

@@ -12,7 +12,9 @@
  * object in one read.  A reader checks magic, byte_order, pointer_size
  * and version before anything else, and reads a field only through its
  * aa_debug_field (offset, size): a field grown from 4 to 8 bytes keeps
- * its meaning without a new version.
+ * its meaning without a new version.  Nor does a field appended at the
+ * end need one: an older reader reads the prefix it knows, and a newer
+ * one reads the field only when the descriptor's size reaches past it.
  *
  * Changing a described structure: tests/unit/debug_descriptor_test lists
  * every member of each and fails when one is added, removed or moved;
@@ -193,6 +195,14 @@ struct arenalloc_debug_descriptor {
     struct aa_debug_bin_info_layout bin_info;
     struct aa_debug_size_classes_layout size_class_table;
     struct aa_debug_chunk_geometry_layout chunk_geometry_layout;
+
+    /* Appended to version 3: a reader reads a field below only when size
+     * reaches past it, and otherwise takes the default it names. */
+    uint64_t tcache_nclasses; /* entries of TCache::bins[]: the nbins small
+                                 classes, then the smallest large ones (an
+                                 entry of class c >= nbins is the start of a
+                                 large run of class c, which its arena counts
+                                 as allocated); absent: nbins */
 };
 
 /* The allocator's own instance (exported by libarenalloc). */

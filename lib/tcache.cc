@@ -17,7 +17,7 @@
 namespace arenalloc {
 
 TCache g_tcache_none;
-uint32_t g_tcache_slots[kNumBins];
+uint32_t g_tcache_slots[kNumTcacheClasses];
 uint32_t g_tcache_total_slots;
 int32_t g_tcache_gc_interval;
 TCache *g_tcache_all = nullptr;
@@ -26,7 +26,7 @@ TCache *g_tcache_free = nullptr;
 void tcache_configure() {
     bool off = options_need_slow_path();
     g_tcache_total_slots = 0;
-    for (unsigned bin = 0; bin < kNumBins; bin++) {
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         g_tcache_slots[bin] = off ? 0 : tcache_slots_for(bin, g_options.tcache_shift);
         g_tcache_total_slots += g_tcache_slots[bin];
     }
@@ -43,6 +43,17 @@ constexpr uint8_t kFlowFlush = 2;
 // half its stack, at least one region.
 uint32_t half_stack(const TCacheBin *b) { return b->max() / 2 != 0 ? b->max() / 2 : 1; }
 
+// The counts of bin not yet handed to an arena (tcache.h: nfree_adjust).
+CountDelta unmerged_counts(const TCache *tc, unsigned bin) {
+    return {tc->bins[bin].nmalloc - tc->merged_nmalloc[bin],
+            tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin]};
+}
+
+void note_counts_merged(TCache *tc, unsigned bin) {
+    tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
+    tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
+}
+
 int32_t gc_ticker_start() {
     return g_tcache_gc_interval != 0 ? g_tcache_gc_interval : INT32_MAX;
 }
@@ -58,13 +69,25 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // thread uses any more go back under one lock hold per arena; the others
 // are pushed to their arena in batches without its lock, for the next
 // holder of that lock to return to their runs (lib/README: "Cross-thread
-// frees").
+// frees").  Blocks of a cached large class all go back under their
+// arena's lock.
 void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
     TCacheBin *b = &tc->bins[bin];
     AA_ASSERT(n <= b->count() && b->count() <= b->max());
     unsigned left = n;
+    // A large class's counts go with its first flush (its misses and
+    // flushes are its only visits to an arena: tcache_alloc_slow).
+    CountDelta counts = bin >= kNumBins ? unmerged_counts(tc, bin) : CountDelta{0, 0};
+    if (bin >= kNumBins)
+        note_counts_merged(tc, bin);  // a flush leaves the counts as they are
     while (left != 0) {
         Arena *owner = chunk_containing(b->stack[0])->arena;
+        if (bin >= kNumBins) {
+            // Large blocks go back to their runs under their arena's lock.
+            left = arena_flush_large(owner, bin, b->stack, left, counts);
+            counts = {0, 0};
+            continue;
+        }
         RemoteBatch *batch = nullptr;
         if (owner != tc->arena && owner->nthreads.load(std::memory_order_relaxed) != 0)
             batch = remote_batch_get(&tc->spare_batches);
@@ -96,7 +119,7 @@ TCache *tcache_create(Arena *a) {
         if (tc == nullptr)
             return nullptr;
         void **slot = tc->slots;
-        for (unsigned bin = 0; bin < kNumBins; bin++) {
+        for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
             tc->bins[bin].stack = slot;
             slot += g_tcache_slots[bin];
             tc->bins[bin].limit = slot;
@@ -106,13 +129,13 @@ TCache *tcache_create(Arena *a) {
         // Read without the lock (double-free checks, debuggers).
         __atomic_store_n(&g_tcache_all, tc, __ATOMIC_RELEASE);
     }
-    for (unsigned bin = 0; bin < kNumBins; bin++) {
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         tc->bins[bin].top = tc->bins[bin].stack;
         tc->active[bin] = 0;
         tc->flow[bin] = 0;
     }
     tc->arena = a;
-    for (unsigned bin = 0; bin < kNumBins; bin++) {
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         tc->bins[bin].nmalloc = tc->nfree_adjust[bin] = 0;
         tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
     }
@@ -147,18 +170,18 @@ bool tcache_any_holds(const TCache *own, unsigned bin, const void *p) {
 }
 
 void tcache_merge_counts(TCache *tc) {
-    CountDelta d[kNumBins];
-    for (unsigned bin = 0; bin < kNumBins; bin++) {
+    CountDelta d[kNumTcacheClasses];
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         d[bin].nmalloc = tc->bins[bin].nmalloc - tc->merged_nmalloc[bin];
         d[bin].nfree = tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin];
         tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
         tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
     }
-    arena_merge_counts(tc->arena, d);
+    arena_merge_counts(tc->arena, d, kNumTcacheClasses);
 }
 
 void tcache_flush_all(TCache *tc) {
-    for (unsigned bin = 0; bin < kNumBins; bin++) {
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         if (tc->bins[bin].count() != 0)
             flush_oldest(tc, bin, tc->bins[bin].count());
         tc->flow[bin] = 0;  // what follows starts at halves again
@@ -198,7 +221,7 @@ void tcache_gc(TCache *tc) {
         tc->flow[bin] = 0;  // idle: its next refill is half the stack
     }
     tc->active[bin] = 0;
-    tc->gc_bin = (bin + 1) % kNumBins;
+    tc->gc_bin = (bin + 1) % kNumTcacheClasses;
 }
 
 }  // namespace
@@ -206,13 +229,24 @@ void tcache_gc(TCache *tc) {
 void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
-        // First small request of this thread (or one made while it exits).
+        // First cached-class request of this thread (or one made while it
+        // exits).
         tc = thread_tcache_slow();
         if (tc == nullptr) {
             Arena *a = thread_arena();
             if (a == nullptr) {
                 errno = ENOMEM;
                 return nullptr;
+            }
+            if (bin >= kNumBins) {
+                void *p = arena_malloc_large(a, bin, kPage, false);
+                if (p == nullptr) {
+                    g_reclaim_for_retry();
+                    p = arena_malloc_large(a, bin, kPage, false);
+                }
+                if (p != nullptr)
+                    tls_thread_state.allocated_uncached += class_to_size(bin);
+                return p;
             }
             void *p = arena_malloc_small(a, bin, false);
             if (p == nullptr) {
@@ -228,6 +262,28 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     if (tc->gc_ticker < 0)
         tcache_gc(tc);
     TCacheBin *b = &tc->bins[bin];
+    if (bin >= kNumBins && b->top == b->stack) {
+        // A large class is not filled ahead: a miss takes one block from
+        // the arena, counted as the cache's (the stack fills as the thread
+        // frees).  After a failure, once more with what is held given back.
+        // The counts go with it, this request included.
+        CountDelta counts = unmerged_counts(tc, bin);
+        counts.nmalloc++;
+        void *p = arena_malloc_large(tc->arena, bin, kPage, false, &counts);
+        if (AA_UNLIKELY(p == nullptr)) {
+            g_reclaim_for_retry();
+            p = arena_malloc_large(tc->arena, bin, kPage, false, &counts);
+        }
+        if (p == nullptr)
+            return nullptr;  // errno set by the arena; the counts stay here
+        b->nmalloc++;
+        tc->nfree_adjust[bin]--;  // handed out without passing the stack
+        note_counts_merged(tc, bin);
+        tc->active[bin] = 1;
+        tc->flow[bin] = kFlowFill;  // an overflow after it returns half
+        *static_cast<uintptr_t *>(p) = 0;  // a free mark left by an earlier owner
+        return p;
+    }
     if (b->top == b->stack) {
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.  A bin whose

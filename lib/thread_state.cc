@@ -107,8 +107,8 @@ namespace {
 uint64_t cached_bytes(uint64_t (*count)(const TCache *, unsigned)) {
     const TCache *tc = tls_thread_state.tcache;
     uint64_t n = 0;
-    for (unsigned bin = 0; bin < kNumBins; bin++)
-        n += count(tc, bin) * bin_info(bin).region_size;
+    for (unsigned bin = 0; bin < kNumTcacheClasses; bin++)
+        n += count(tc, bin) * class_to_size(bin);
     return n;
 }
 

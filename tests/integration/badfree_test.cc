@@ -246,7 +246,8 @@ expect(const char *fn, const void *p, const char *finding)
 void
 continue_child(const std::string &which)
 {
-    size_t sz = which.find("large") != std::string::npos   ? 64 * KiB
+    size_t sz = which.find("cached_large") != std::string::npos ? 20 * KiB
+                : which.find("large") != std::string::npos   ? 64 * KiB
                 : which.find("huge") != std::string::npos  ? 4 * MiB
                                                            : 64;
     char *p = static_cast<char *>(malloc(sz));
@@ -279,6 +280,13 @@ continue_child(const std::string &which)
         expect("free", local, kNotOurs);
         free(opaque<void *>(local));
         live.push_back({p, sz});
+    } else if (which == "realloc0_cached_small" || which == "realloc0_cached_large") {
+        // With V, realloc(p, 0) frees p: of a block already freed into
+        // the cache, it must report, not free it again under the cache.
+        expect("realloc", p, kInCache);
+        free(p);
+        void *q = realloc(opaque(p), 0);
+        printf("realloc_null=%d\n", q == NULL);
     } else if (which == "realloc_freed") {
         expect("realloc", p, kInCache);
         free(p);
@@ -331,10 +339,10 @@ run_child(const std::string &which, const std::string &options)
 // it allocates afterwards overlaps; without it (and with a then A) the same
 // child aborts after the same line.
 void
-require_continues(const std::string &which)
+require_continues(const std::string &which, const std::string &more_options = "")
 {
     for (int i = 0; i < kRepeats; i++) {
-        const testutil::child_result r = run_child(which, "a");
+        const testutil::child_result r = run_child(which, "a" + more_options);
         TU_REQUIRE_MSG(r.exited_ok(), which << ": " << r.describe() << " stdout: [" << r.out << "]");
         TU_REQUIRE_MSG(value_of(r.out, "error").empty(), which << ": " << r.out);
         const std::string want = value_of(r.out, "expect");
@@ -348,7 +356,7 @@ require_continues(const std::string &which)
                 TU_REQUIRE_MSG(line == "overlap=0", which << ": " << r.out);
     }
     for (const char *opts : {"", "aA"}) {
-        const testutil::child_result r = run_child(which, opts);
+        const testutil::child_result r = run_child(which, opts + more_options);
         TU_REQUIRE_MSG(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
                        which << " with options [" << opts << "] did not abort: " << r.describe());
         const std::vector<std::string> lines = report_lines(r.err);
@@ -653,12 +661,54 @@ ATF_TEST_CASE_BODY(realloc__freed_large_and_huge_block)
 ATF_TEST_CASE_WITHOUT_HEAD(free__large_double);
 ATF_TEST_CASE_BODY(free__large_double)
 {
-    for (size_t sz : {size_t{20 * KiB}, size_t{64 * KiB}, size_t{1 * MiB}})
+    // 16 and 20 KiB are thread-cache classes: the first free leaves the
+    // block in the cache with the free mark, as a small one.
+    for (size_t sz : {size_t{16 * KiB}, size_t{20 * KiB}, size_t{32 * KiB}})
+        require_deaths("free", kDoubleFree, [sz] { return fresh_block(sz); },
+                       [](void *p) {
+                           free(opaque(p));
+                           free(opaque(p));
+                       });
+    for (size_t sz : {size_t{32 * KiB + 1}, size_t{64 * KiB}, size_t{1 * MiB}})
         require_deaths("free", kFreePages, [sz] { return fresh_block(sz); },
                        [](void *p) {
                            free(opaque(p));
                            free(opaque(p));
                        });
+    // Once the cache has given it back to its run, the page map tells.
+    require_deaths("free", kFreePages, [] { return fresh_block(20 * KiB); },
+                   [](void *p) {
+                       free(opaque(p));
+                       malloc_trim(0);
+                       free(opaque(p));
+                   });
+}
+
+// A cached large block freed again from another thread, or passed to
+// realloc() or malloc_usable_size() while it waits in the cache.
+ATF_TEST_CASE_WITHOUT_HEAD(free__large_cached_double_elsewhere);
+ATF_TEST_CASE_BODY(free__large_cached_double_elsewhere)
+{
+    require_deaths("free", kDoubleFree, [] { return fresh_block(24 * KiB); },
+                   [](void *p) {
+                       free(opaque(p));
+                       on_other_thread([p] { free(opaque(p)); });
+                   });
+    require_deaths("free", kDoubleFree, [] { return fresh_block(24 * KiB); },
+                   [](void *p) {
+                       parked_thread t(p);
+                       free(opaque(p));
+                   });
+    require_deaths("realloc", kInCache, [] { return fresh_block(16 * KiB); },
+                   [](void *p) {
+                       free(opaque(p));
+                       testutil::escape(realloc(opaque(p), 40 * KiB));
+                   });
+    require_deaths("malloc_usable_size", kInCache, [] { return fresh_block(28 * KiB); },
+                   [](void *p) {
+                       free(opaque(p));
+                       testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
+                   });
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(free__huge_double);
@@ -778,6 +828,14 @@ CONTINUE_CASE(large_interior)
 CONTINUE_CASE(huge_interior)
 CONTINUE_CASE(stack)
 CONTINUE_CASE(realloc_freed)
+
+// (With V.)
+ATF_TEST_CASE_WITHOUT_HEAD(continue__realloc0_cached);
+ATF_TEST_CASE_BODY(continue__realloc0_cached)
+{
+    require_continues("realloc0_cached_small", "V");
+    require_continues("realloc0_cached_large", "V");
+}
 CONTINUE_CASE(usable_size_freed_large)
 
 ATF_INIT_TEST_CASES(tcs)
@@ -800,6 +858,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, realloc__small_block_moved_away);
     ATF_ADD_TEST_CASE(tcs, realloc__freed_large_and_huge_block);
     ATF_ADD_TEST_CASE(tcs, free__large_double);
+    ATF_ADD_TEST_CASE(tcs, free__large_cached_double_elsewhere);
     ATF_ADD_TEST_CASE(tcs, free__huge_double);
     ATF_ADD_TEST_CASE(tcs, realloc__foreign_pointers);
     ATF_ADD_TEST_CASE(tcs, realloc__interior);
@@ -807,6 +866,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free_sized__mismatch);
     ATF_ADD_TEST_CASE(tcs, continue__small_double);
     ATF_ADD_TEST_CASE(tcs, continue__small_double_other_thread);
+    ATF_ADD_TEST_CASE(tcs, continue__realloc0_cached);
     ATF_ADD_TEST_CASE(tcs, continue__large_double);
     ATF_ADD_TEST_CASE(tcs, continue__huge_double);
     ATF_ADD_TEST_CASE(tcs, continue__small_interior);

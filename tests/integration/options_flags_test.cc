@@ -70,10 +70,11 @@ bool all_bytes(const void *p, size_t n, unsigned char c) {
     return testutil::first_not(p, n, c) == n;
 }
 
+// "cached" is a large class that thread caches hold when they are on.
 void child_junk(void) {
-    const size_t sizes[3] = { 100, 64 * KiB, 4 * MiB };
-    const char *names[3] = { "small", "large", "huge" };
-    for (int i = 0; i < 3; i++) {
+    const size_t sizes[4] = { 100, 64 * KiB, 4 * MiB, 20 * KiB };
+    const char *names[4] = { "small", "large", "huge", "cached" };
+    for (int i = 0; i < 4; i++) {
         unsigned char *p = static_cast<unsigned char *>(malloc(sizes[i]));
         if (p == NULL) {
             printf("error=malloc %zu failed\n", sizes[i]);
@@ -84,7 +85,7 @@ void child_junk(void) {
         memset(p, 0x11, usize);
         testutil::escape(p);
         free(p);
-        if (i < 2) {
+        if (i != 2) {
             // Reading a freed block: undefined in C, but arenalloc keeps
             // small and large runs mapped (and one freed run is far below
             // the dirty-page allowance, so it is not purged).
@@ -101,11 +102,11 @@ void child_junk(void) {
 }
 
 void child_zero(void) {
-    const size_t sizes[3] = { 100, 64 * KiB, 4 * MiB };
-    const char *names[3] = { "small", "large", "huge" };
+    const size_t sizes[4] = { 100, 64 * KiB, 4 * MiB, 20 * KiB };
+    const char *names[4] = { "small", "large", "huge", "cached" };
     enum { N = 40 };
-    const int counts[3] = { N, N, 4 };
-    for (int i = 0; i < 3; i++) {
+    const int counts[4] = { N, N, 4, N };
+    for (int i = 0; i < 4; i++) {
         const int n = counts[i];
         void *v[N];
         for (int k = 0; k < n; k++) {
@@ -636,15 +637,15 @@ ATF_TEST_CASE_WITHOUT_HEAD(options__J_junk_fills);
 ATF_TEST_CASE_BODY(options__J_junk_fills)
 {
     Child c = run_mode("junk", "J");
-    for (const char *k : { "new_small_a5", "new_large_a5", "new_huge_a5",
-                           "freed_small_5a", "freed_large_5a",
-                           "recycled_small_a5", "recycled_large_a5" })
+    for (const char *k : { "new_small_a5", "new_large_a5", "new_huge_a5", "new_cached_a5",
+                           "freed_small_5a", "freed_large_5a", "freed_cached_5a",
+                           "recycled_small_a5", "recycled_large_a5", "recycled_cached_a5" })
         TU_REQUIRE_MSG(c.num(k) == 1, "J: " << k << " = " << c.str(k));
     // Without J (or with j after it): no pattern anywhere.
     for (const char *opts : { "", "Jj" }) {
         c = run_mode("junk", opts);
-        for (const char *k : { "new_small_a5", "new_large_a5", "new_huge_a5",
-                               "freed_small_5a", "freed_large_5a" })
+        for (const char *k : { "new_small_a5", "new_large_a5", "new_huge_a5", "new_cached_a5",
+                               "freed_small_5a", "freed_large_5a", "freed_cached_5a" })
             TU_REQUIRE_MSG(c.num(k) == 0, "'" << opts << "': " << k << " = " << c.str(k));
     }
 }
@@ -835,16 +836,18 @@ ATF_TEST_CASE_WITHOUT_HEAD(options__Z_zero_fills);
 ATF_TEST_CASE_BODY(options__Z_zero_fills)
 {
     Child c = run_mode("zero", "Z");
-    for (const char *k : { "small", "large", "huge" })
+    for (const char *k : { "small", "large", "huge", "cached" })
         TU_REQUIRE_MSG(c.num(std::string(k) + "_nonzero") == 0,
                        "Z: " << c.num(std::string(k) + "_nonzero") << " recycled " << k
                              << " blocks not zero");
     // The test recycles dirty memory: without Z the old bytes show.
-    TU_REQUIRE_MSG(c.num("small_reused") > 0 && c.num("large_reused") > 0,
+    TU_REQUIRE_MSG(c.num("small_reused") > 0 && c.num("large_reused") > 0 &&
+                       c.num("cached_reused") > 0,
                    "Z: no block was recycled: " << c.r.out);
     for (const char *opts : { "", "Zz" }) {
         c = run_mode("zero", opts);
-        TU_REQUIRE_MSG(c.num("small_nonzero") > 0 && c.num("large_nonzero") > 0,
+        TU_REQUIRE_MSG(c.num("small_nonzero") > 0 && c.num("large_nonzero") > 0 &&
+                           c.num("cached_nonzero") > 0,
                        "'" << opts << "': recycled blocks all zero: " << c.r.out);
     }
     // Z after J: Z wins for new blocks.

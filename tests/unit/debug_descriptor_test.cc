@@ -196,6 +196,7 @@ ATF_TEST_CASE_BODY(debug_descriptor__header)
     ATF_REQUIRE_EQ(d.page_size, kPage);
     ATF_REQUIRE_EQ(d.nbins, kNumBins);
     ATF_REQUIRE_EQ(d.nclasses, kNumClasses);
+    ATF_REQUIRE_EQ(d.tcache_nclasses, uint64_t{kNumTcacheClasses});
     ATF_REQUIRE_EQ(d.chunk_magic, kChunkMagic);
     ATF_REQUIRE_EQ(d.bitmap_words, kBitmapWords);
     ATF_REQUIRE_EQ(d.small_max, kSmallMax);

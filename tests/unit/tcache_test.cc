@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "allocator.h"
@@ -322,8 +323,9 @@ ATF_TEST_CASE_BODY(tcache__idle_class_drained) {
     unsigned idle = size_to_class(2000);
     ATF_REQUIRE(tc->bins[idle].count() > 0);
     // Busy with another class only: every class is visited once per
-    // kNumBins GC intervals; an idle one loses half its stack per visit.
-    for (uint64_t i = 0; i < uint64_t(g_tcache_gc_interval) * kNumBins * 12; i++)
+    // kNumTcacheClasses GC intervals; an idle one loses half its stack per
+    // visit.
+    for (uint64_t i = 0; i < uint64_t(g_tcache_gc_interval) * kNumTcacheClasses * 12; i++)
         aa_free(aa_malloc(32));
     ATF_REQUIRE_EQ(tc->bins[idle].count(), 0u);
     ATF_REQUIRE(tc->bins[size_to_class(32)].count() > 0);
@@ -343,6 +345,216 @@ ATF_TEST_CASE_BODY(tcache__flush_all_empties) {
         ATF_REQUIRE_EQ(tc->bins[bin].count(), 0u);
     // Nothing is live in this process's arenalloc heap any more.
     ATF_REQUIRE_EQ(allocated_small_all(), 0u);
+}
+
+namespace {
+
+// One arena statistic summed over every arena.
+uint64_t arena_stat_all(uint64_t ArenaStats::*field) {
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < g_narenas; i++) {
+        if (Arena *a = arena_peek(i)) {
+            MutexGuard guard(a->mutex);
+            sum += a->stats.*field;
+        }
+    }
+    return sum;
+}
+
+uint64_t allocated_large_all() { return arena_stat_all(&ArenaStats::allocated_large); }
+uint64_t large_requests_all() { return arena_stat_all(&ArenaStats::nmalloc_large); }
+
+}  // namespace
+
+// The large classes up to kTcacheLargeMax are cached like small ones: a
+// freed block is the next one handed out, without the arena; the stack is
+// bounded, and what overflows goes back to the runs.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__smallest_large_classes_cached);
+ATF_TEST_CASE_BODY(tcache__smallest_large_classes_cached) {
+    aa_free(aa_malloc(64));  // the thread's cache
+    TCache *tc = own_cache();
+    ATF_REQUIRE_EQ(size_to_class(16 << 10), kNumBins);  // the first large class
+    ATF_REQUIRE_EQ(size_to_class(kTcacheLargeMax), kNumTcacheClasses - 1);
+    const size_t size = 20 << 10;
+    unsigned cls = size_to_class(size);
+    TCacheBin *b = &tc->bins[cls];
+    ATF_REQUIRE_EQ(b->max(), tcache_slots(cls));
+    ATF_REQUIRE(b->max() >= 1);
+
+    void *p = aa_malloc(size);
+    uint64_t out = allocated_large_all();
+    aa_free(p);
+    ATF_REQUIRE_EQ(b->count(), 1u);
+    ATF_REQUIRE_EQ(allocated_large_all(), out);  // cached: still out of the arena
+    ATF_REQUIRE_EQ(aa_malloc(size), p);
+    ATF_REQUIRE_EQ(b->count(), 0u);
+
+    // More than the stack holds: the oldest go back to their runs.
+    std::vector<void *> blocks{p};
+    for (uint32_t i = 0; i < 4 * b->max() + 3; i++)
+        blocks.push_back(aa_malloc(size));
+    uint64_t all_out = allocated_large_all();
+    for (void *q : blocks)
+        aa_free(q);
+    ATF_REQUIRE(b->count() >= 1 && b->count() <= b->max());
+    ATF_REQUIRE_EQ(allocated_large_all(),
+                   all_out - (blocks.size() - b->count()) * class_to_size(cls));
+    tcache_flush_all(tc);
+    ATF_REQUIRE_EQ(b->count(), 0u);
+    ATF_REQUIRE_EQ(allocated_large_all(), all_out - blocks.size() * class_to_size(cls));
+
+    // The next class up is not cached.
+    void *big = aa_malloc(kTcacheLargeMax + 1);
+    uint64_t before = allocated_large_all();
+    aa_free(big);
+    ATF_REQUIRE(allocated_large_all() < before);
+}
+
+// calloc() of a cached block that held data gets zeros; the requests are
+// counted as large requests whether the cache or the arena served them.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__cached_large_blocks_zeroed_and_counted);
+ATF_TEST_CASE_BODY(tcache__cached_large_blocks_zeroed_and_counted) {
+    aa_free(aa_malloc(64));
+    TCache *tc = own_cache();
+    tcache_merge_counts(tc);
+    uint64_t requests = large_requests_all();
+    const size_t size = 24 << 10;
+    unsigned char *p = static_cast<unsigned char *>(aa_malloc(size));
+    memset(p, 0xee, size);
+    uint64_t out = allocated_large_all();
+    aa_free(p);
+    ATF_REQUIRE_EQ(tc->bins[size_to_class(size)].count(), 1u);
+    ATF_REQUIRE_EQ(allocated_large_all(), out);  // held by the cache
+    unsigned char *z = static_cast<unsigned char *>(aa_calloc(1, size));
+    ATF_REQUIRE_EQ(z, p);  // from the cache
+    for (size_t i = 0; i < size; i++)
+        ATF_REQUIRE_MSG(z[i] == 0, "byte " << i);
+    aa_free(z);
+    for (int i = 0; i < 10; i++)
+        aa_free(aa_malloc(size));
+    tcache_merge_counts(tc);
+    ATF_REQUIRE_EQ(large_requests_all(), requests + 12);
+}
+
+namespace {
+
+void *cache_large_then_exit(void *) {
+    std::vector<void *> blocks;
+    for (size_t size = 16 << 10; size <= kTcacheLargeMax; size += 4 << 10)
+        blocks.push_back(aa_malloc(size));
+    for (void *p : blocks)
+        aa_free(p);
+    // Every block is in the cache as the thread exits.
+    uint32_t held = 0;
+    for (unsigned cls = kNumBins; cls < kNumTcacheClasses; cls++)
+        held += own_cache()->bins[cls].count();
+    ATF_REQUIRE_EQ(held, blocks.size());
+    return nullptr;
+}
+
+}  // namespace
+
+// A thread's cached large blocks go back to their runs when it exits.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__thread_exit_returns_large_blocks);
+ATF_TEST_CASE_BODY(tcache__thread_exit_returns_large_blocks) {
+    aa_free(aa_malloc(64));
+    uint64_t before = allocated_large_all();
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, cache_large_then_exit, nullptr), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    ATF_REQUIRE_EQ(allocated_large_all(), before);
+}
+
+// Freeing many blocks of every cached large class leaves at most about
+// 128 KiB of each in the cache (608 KiB for the five), and at least one.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__large_classes_bounded);
+ATF_TEST_CASE_BODY(tcache__large_classes_bounded) {
+    aa_free(aa_malloc(64));
+    TCache *tc = own_cache();
+    std::vector<void *> blocks;
+    for (unsigned cls = kNumBins; cls < kNumTcacheClasses; cls++)
+        for (int i = 0; i < 20; i++)
+            blocks.push_back(aa_malloc(class_to_size(cls)));
+    for (void *p : blocks)
+        aa_free(p);
+    uint64_t capacity = 0;
+    for (unsigned cls = kNumBins; cls < kNumTcacheClasses; cls++) {
+        uint64_t bytes = uint64_t{tc->bins[cls].count()} * class_to_size(cls);
+        ATF_REQUIRE_MSG(tc->bins[cls].count() >= 1 && bytes <= kTcacheLargeBinBytes,
+                        "class " << cls << " holds " << tc->bins[cls].count());
+        capacity += uint64_t{tc->bins[cls].max()} * class_to_size(cls);
+    }
+    ATF_REQUIRE_EQ(capacity, 608u << 10);  // what the manual page says
+    tcache_flush_all(tc);
+}
+
+namespace {
+
+struct LargeWorker {
+    pthread_barrier_t counted, checked;
+    bool had_cache = false;
+};
+
+// Allocates and frees 40 blocks of 16 KiB, then waits, alive, while the
+// main thread reads the counts; its cache keeps the last few blocks.
+void *large_worker(void *arg) {
+    LargeWorker *w = static_cast<LargeWorker *>(arg);
+    std::vector<void *> blocks;
+    for (int i = 0; i < 40; i++)
+        blocks.push_back(aa_malloc(16 << 10));
+    for (void *p : blocks)
+        aa_free(p);
+    pthread_barrier_wait(&w->counted);
+    pthread_barrier_wait(&w->checked);
+    return nullptr;
+}
+
+// Only frees blocks of a cached large class that another thread allocated.
+void *large_consumer(void *arg) {
+    std::vector<void *> *blocks = static_cast<std::vector<void *> *>(arg);
+    ATF_REQUIRE(tls_thread_state.tcache == &g_tcache_none);
+    for (void *p : *blocks)
+        aa_free(p);
+    ATF_REQUIRE(tls_thread_state.tcache != &g_tcache_none);
+    ATF_REQUIRE(own_cache()->bins[size_to_class(16 << 10)].count() > 0);
+    return nullptr;
+}
+
+}  // namespace
+
+// A cached large class hands its counts over at its misses and flushes:
+// another thread sees them while the thread still runs.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__large_counts_reach_the_arenas);
+ATF_TEST_CASE_BODY(tcache__large_counts_reach_the_arenas) {
+    aa_free(aa_malloc(64));
+    uint64_t requests = large_requests_all();
+    uint64_t frees = arena_stat_all(&ArenaStats::ndalloc_large);
+    LargeWorker w;
+    pthread_barrier_init(&w.counted, nullptr, 2);
+    pthread_barrier_init(&w.checked, nullptr, 2);
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, large_worker, &w), 0);
+    pthread_barrier_wait(&w.counted);
+    ATF_REQUIRE_EQ(large_requests_all(), requests + 40);
+    uint64_t cached = tcache_slots(size_to_class(16 << 10));
+    ATF_REQUIRE_MSG(arena_stat_all(&ArenaStats::ndalloc_large) >= frees + 40 - cached,
+                    "frees " << arena_stat_all(&ArenaStats::ndalloc_large) - frees);
+    pthread_barrier_wait(&w.checked);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    pthread_barrier_destroy(&w.counted);
+    pthread_barrier_destroy(&w.checked);
+}
+
+// A thread whose first call frees a cached large block gets a cache, as
+// one that first frees a small block does.
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__large_free_only_thread_gets_a_cache);
+ATF_TEST_CASE_BODY(tcache__large_free_only_thread_gets_a_cache) {
+    std::vector<void *> blocks;
+    for (int i = 0; i < 4; i++)
+        blocks.push_back(aa_malloc(16 << 10));
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, large_consumer, &blocks), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
 }
 
 // A class that only goes one way: a thread that keeps allocating it gets
@@ -424,4 +636,10 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__idle_class_drained);
     ATF_ADD_TEST_CASE(tcs, tcache__flush_all_empties);
     ATF_ADD_TEST_CASE(tcs, tcache__one_way_classes_move_whole_stacks);
+    ATF_ADD_TEST_CASE(tcs, tcache__smallest_large_classes_cached);
+    ATF_ADD_TEST_CASE(tcs, tcache__cached_large_blocks_zeroed_and_counted);
+    ATF_ADD_TEST_CASE(tcs, tcache__thread_exit_returns_large_blocks);
+    ATF_ADD_TEST_CASE(tcs, tcache__large_classes_bounded);
+    ATF_ADD_TEST_CASE(tcs, tcache__large_counts_reach_the_arenas);
+    ATF_ADD_TEST_CASE(tcs, tcache__large_free_only_thread_gets_a_cache);
 }

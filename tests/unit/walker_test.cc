@@ -5,6 +5,7 @@
 // corrupting the real one.
 #include <atf-c++.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -372,6 +373,88 @@ ATF_TEST_CASE_BODY(walker__verify_kept_runs)
     aa_walker_close(w);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(walker__cached_large_blocks);
+ATF_TEST_CASE_BODY(walker__cached_large_blocks)
+{
+    // The smallest large classes are cached too: each entry is a whole
+    // large run that its arena still counts as allocated.
+    std::vector<void *> heap = build_heap();
+    unsigned cls = size_to_class(20 << 10);
+    ATF_REQUIRE(cls >= kNumBins && cls < kNumTcacheClasses);
+    std::vector<void *> blocks;
+    for (int i = 0; i < 4; i++)
+        blocks.push_back(aa_malloc(20 << 10));
+    for (void *p : blocks)
+        aa_free(p);
+    TCache *tc = tls_thread_state.tcache;
+    const TCacheBin &bin = tc->bins[cls];
+    ATF_REQUIRE(bin.count() > 0);
+    void *cached = bin.top[-1];  // the newest: the last block freed
+    ATF_REQUIRE(cached == blocks.back());
+    // What this thread's cache holds (the only cache in use here).
+    uint64_t bytes = 0, blocks_cached = 0, large_bytes = 0, large_blocks = 0;
+    for (unsigned b = 0; b < kNumTcacheClasses; b++) {
+        uint64_t n = tc->bins[b].count();
+        blocks_cached += n;
+        bytes += n * class_to_size(b);
+        if (b >= kNumBins) {
+            large_blocks += n;
+            large_bytes += n * class_to_size(b);
+        }
+    }
+    ATF_REQUIRE(large_bytes >= uint64_t{bin.count()} * (20 << 10));
+
+    Self self;
+    aa_walker *w = open_walker(&self);
+    aa_totals t;
+    ATF_REQUIRE_EQ(aa_walker_totals(w, &t), 0);
+    ATF_REQUIRE_EQ(t.tcaches, 1u);
+    ATF_REQUIRE_EQ(t.tcache_regions, blocks_cached);
+    ATF_REQUIRE_EQ(t.tcache_bytes, bytes);
+    std::vector<std::string> f = verify(w);
+    ATF_REQUIRE_MSG(f.empty(), joined(f));
+    aa_find_result r;
+    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(cached) + 100, &r), 0);
+    ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_TCACHE});
+    ATF_REQUIRE_EQ(r.tcache, reinterpret_cast<uint64_t>(tc));
+    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(cached));
+    ATF_REQUIRE_EQ(r.size_class, uint64_t{cls});
+    ATF_REQUIRE_EQ(r.size, uint64_t{20 << 10});
+    char *text = aa_walker_find_report(w, reinterpret_cast<uint64_t>(cached), 0);
+    ATF_REQUIRE_MSG(std::string(text).find("large block") != std::string::npos &&
+                        std::string(text).find("; in a thread cache") != std::string::npos,
+                    text);
+    aa_walker_free_string(text);
+
+    // A cache entry that is not the start of a large run of its class.
+    self.patches = {patch(bin.top - 1, static_cast<void *>(static_cast<char *>(cached) + kPage))};
+    f = verify(w);
+    ATF_REQUIRE_MSG(any_contains(f, "is not the start of a large run"), joined(f));
+    self.patches = {};
+
+    // A descriptor from before tcache_nclasses was appended: the walker
+    // reads the small classes only, and the cached large runs then read as
+    // allocated, still without a problem.
+    auto old_size =
+        static_cast<uint32_t>(offsetof(struct arenalloc_debug_descriptor, tcache_nclasses));
+    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size)};
+    aa_walker *old = open_walker(&self);
+    aa_totals old_t;
+    ATF_REQUIRE_EQ(aa_walker_totals(old, &old_t), 0);
+    ATF_REQUIRE_EQ(t.tcache_bytes - old_t.tcache_bytes, large_bytes);
+    ATF_REQUIRE_EQ(t.tcache_regions - old_t.tcache_regions, large_blocks);
+    f = verify(old);
+    ATF_REQUIRE_MSG(f.empty(), joined(f));
+    ATF_REQUIRE_EQ(aa_walker_find(old, reinterpret_cast<uint64_t>(cached), &r), 0);
+    ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_ALLOCATED});
+    aa_walker_close(old);
+    char err[256];
+    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size - 8)};
+    ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
+    ATF_REQUIRE_MSG(std::string(err).find("too short") != std::string::npos, err);
+    aa_walker_close(w);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(walker__bad_descriptor);
 ATF_TEST_CASE_BODY(walker__bad_descriptor)
 {
@@ -421,6 +504,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, walker__find);
     ATF_ADD_TEST_CASE(tcs, walker__verify_finds_corruption);
     ATF_ADD_TEST_CASE(tcs, walker__verify_kept_runs);
+    ATF_ADD_TEST_CASE(tcs, walker__cached_large_blocks);
     ATF_ADD_TEST_CASE(tcs, walker__bad_descriptor);
     ATF_ADD_TEST_CASE(tcs, walker__unreadable_memory);
 }

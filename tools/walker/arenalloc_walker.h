@@ -70,7 +70,9 @@ struct aa_totals {
     uint64_t nmalloc_small, nmalloc_large, nmalloc, nfree;
     uint64_t nthreads_seen;
     uint64_t tcaches;          /* thread caches in use (not of exited threads) */
-    uint64_t tcache_regions;   /* free regions held in thread caches */
+    uint64_t tcache_regions;   /* free blocks held in thread caches (small
+                                  regions and blocks of the cached large
+                                  classes) */
     uint64_t tcache_bytes;
 };
 int aa_walker_totals(aa_walker *w, struct aa_totals *out);
@@ -134,7 +136,7 @@ enum aa_state {
     AA_STATE_NOT_HEAP = 0,   /* not in any arenalloc chunk */
     AA_STATE_ALLOCATED = 1,  /* in a live small or large block */
     AA_STATE_FREE = 2,       /* in a free small region */
-    AA_STATE_TCACHE = 3,     /* in a free region held by a thread cache */
+    AA_STATE_TCACHE = 3,     /* in a free block held by a thread cache */
     AA_STATE_HUGE = 4,       /* in a live huge block */
     AA_STATE_HEADER = 5,     /* in a chunk's header or page map */
     AA_STATE_FREE_PAGES = 6, /* in a free run of pages */

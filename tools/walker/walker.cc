@@ -4,6 +4,7 @@
 #include "arenalloc_walker.h"
 
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,6 +103,10 @@ struct TCacheM {
 
 constexpr size_t kListLimit = size_t{1} << 22;  // bounds list walks on a corrupt heap
 
+// A version 3 descriptor as first shipped: everything before the first
+// appended field.
+constexpr size_t kVersion3Size = offsetof(struct arenalloc_debug_descriptor, tcache_nclasses);
+
 }  // namespace
 
 struct aa_walker {
@@ -121,6 +126,7 @@ struct aa_walker {
     };
     std::vector<BinInfoM> bin_info;
     unsigned nlarge = 0;
+    uint64_t tcache_nclasses = 0;  // TCache::bins[] entries (small classes first)
 
     // --- reading ---------------------------------------------------------
 
@@ -172,16 +178,31 @@ struct aa_walker {
                            version, ARENALLOC_DEBUG_VERSION);
             return false;
         }
-        if (size < sizeof(d)) {
+        // Fields appended to version 3 may be absent: the descriptor must
+        // hold the rest, and an absent field takes its default below.
+        if (size < kVersion3Size) {
             error = format("arenalloc debug descriptor too short (%u bytes, expected %zu)", size,
-                           sizeof(d));
+                           kVersion3Size);
             return false;
         }
-        if (read_fn(ctx, desc_addr, &d, sizeof(d)) != 0) {
+        memset(&d, 0, sizeof(d));
+        if (read_fn(ctx, desc_addr, &d, size < sizeof(d) ? size : sizeof(d)) != 0) {
             error = format("cannot read the arenalloc debug descriptor at %s", hex(desc_addr).c_str());
             return false;
         }
         d.package_version[sizeof(d.package_version) - 1] = '\0';
+        // Without the field (a library from before large classes were
+        // cached), a cache holds the small classes only.
+        tcache_nclasses = size >= kVersion3Size + sizeof(d.tcache_nclasses) ? d.tcache_nclasses
+                                                                             : d.nbins;
+        if (tcache_nclasses < d.nbins || tcache_nclasses > d.nclasses) {
+            error = format("arenalloc debug descriptor: %llu thread cache classes, of %llu "
+                           "classes (%llu small)",
+                           static_cast<unsigned long long>(tcache_nclasses),
+                           static_cast<unsigned long long>(d.nclasses),
+                           static_cast<unsigned long long>(d.nbins));
+            return false;
+        }
         try {
             initialized = (var(d.initialized) & 0xff) != 0;
             narenas = var(d.narenas);
@@ -359,7 +380,7 @@ struct aa_walker {
             m.addr = t;
             m.exited = exited.count(t) != 0;
             m.arena = o.get(d.tcache.arena);
-            for (unsigned b = 0; b < d.nbins; b++) {
+            for (unsigned b = 0; b < tcache_nclasses; b++) {
                 size_t base = d.tcache.bins.offset + size_t{b} * d.tcache_bin.size;
                 // The stack is [stack, top) of [stack, limit); a top out of
                 // that range (a corrupt cache) reads as empty or full.
@@ -393,6 +414,24 @@ struct aa_walker {
                 for (uint64_t p : t.stacks[b])
                     idx.emplace(p, TCacheEntry{t.addr, b});
         return idx;
+    }
+
+    // The bytes of one cached block of class b: a small region, or a whole
+    // large run.
+    uint64_t cached_block_size(unsigned b) const {
+        return b < d.nbins ? bin_info[b].region_size : class_size[b];
+    }
+
+    // The cache whose class cls stack holds the block at start, or 0.
+    uint64_t tcache_holding(uint64_t cls, uint64_t start) {
+        for (const TCacheM &t : read_tcaches()) {
+            if (cls >= t.stacks.size())
+                continue;
+            for (uint64_t p : t.stacks[cls])
+                if (p == start)
+                    return t.addr;
+        }
+        return 0;
     }
 
     // Registry: the tagged owner of addr's granule, or 0.
@@ -520,7 +559,7 @@ struct aa_walker {
                 t->tcaches++;
                 for (unsigned b = 0; b < c.stacks.size(); b++) {
                     t->tcache_regions += c.stacks[b].size();
-                    t->tcache_bytes += c.stacks[b].size() * bin_info[b].region_size;
+                    t->tcache_bytes += c.stacks[b].size() * cached_block_size(b);
                 }
             }
         } catch (const ReadError &e) {
@@ -590,7 +629,9 @@ struct aa_walker {
             r->size = uint64_t{run.npages} * d.page_size;
             r->region_start = run.base;
             r->offset = addr - run.base;
-            r->state = AA_STATE_ALLOCATED;
+            // A cached large block is free, though its arena counts it out.
+            r->tcache = tcache_holding(run.size_class, run.base);
+            r->state = r->tcache != 0 ? AA_STATE_TCACHE : AA_STATE_ALLOCATED;
             return;
         }
         uint64_t off = addr - run.base;
@@ -607,17 +648,8 @@ struct aa_walker {
             r->state = AA_STATE_FREE;
             return;
         }
-        r->state = AA_STATE_ALLOCATED;
-        for (const TCacheM &t : read_tcaches()) {
-            if (run.size_class >= t.stacks.size())
-                continue;
-            for (uint64_t p : t.stacks[run.size_class])
-                if (p == r->region_start) {
-                    r->state = AA_STATE_TCACHE;
-                    r->tcache = t.addr;
-                    return;
-                }
-        }
+        r->tcache = tcache_holding(run.size_class, r->region_start);
+        r->state = r->tcache != 0 ? AA_STATE_TCACHE : AA_STATE_ALLOCATED;
     }
 
     uint64_t arena_index_of(uint64_t arena) {
@@ -959,18 +991,33 @@ void aa_walker::verify(std::vector<std::string> *f) {
                     f->push_back(tw + ": " + hex(p) + " is cached twice");
                     continue;
                 }
+                // A large class's entry is a whole run, still counted out
+                // by its arena like a cached small region.
+                bool large = b >= d.nbins;
                 aa_find_result r;
                 find(p, &r);
                 if (r.state != AA_STATE_TCACHE && r.state != AA_STATE_ALLOCATED) {
                     f->push_back(tw + ": " + hex(p) + " is " + state_text(r.state) +
-                                 ", not a region the arena handed out");
+                                 (large ? ", not a large block" : ", not a region") +
+                                 " the arena handed out");
                     continue;
                 }
                 // (The free mark cannot be checked: only blocks freed into
                 // the cache carry it, not those a fill brought from the arena.)
-                if (r.region_start != p || r.size_class != b)
+                if (large) {
+                    uint64_t tag = read_u(r.page_map_entry,
+                                          static_cast<uint32_t>(d.chunk.page_map_entry_size)) &
+                                   d.page_map.tag_mask;
+                    if (tag != d.page_map.tag_large || r.run != p || r.size_class != b ||
+                        r.size != class_size[b])
+                        f->push_back(tw + ": " + hex(p) +
+                                     format(" is not the start of a large run of class %u "
+                                            "(%llu bytes)",
+                                            b, static_cast<unsigned long long>(class_size[b])));
+                } else if (r.region_start != p || r.size_class != b) {
                     f->push_back(tw + ": " + hex(p) + " is not the start of a class " +
                                  std::to_string(b) + " region");
+                }
             }
         }
     }
