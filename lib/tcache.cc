@@ -54,6 +54,13 @@ void note_counts_merged(TCache *tc, unsigned bin) {
     tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
 }
 
+// One block of a cached class for a thread with no cache, straight from
+// its arena.
+void *alloc_uncached(Arena *a, unsigned bin) {
+    return bin < kNumBins ? arena_malloc_small(a, bin, false)
+                          : arena_malloc_large(a, bin, kPage, false);
+}
+
 int32_t gc_ticker_start() {
     return g_tcache_gc_interval != 0 ? g_tcache_gc_interval : INT32_MAX;
 }
@@ -172,10 +179,8 @@ bool tcache_any_holds(const TCache *own, unsigned bin, const void *p) {
 void tcache_merge_counts(TCache *tc) {
     CountDelta d[kNumTcacheClasses];
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
-        d[bin].nmalloc = tc->bins[bin].nmalloc - tc->merged_nmalloc[bin];
-        d[bin].nfree = tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin];
-        tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
-        tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
+        d[bin] = unmerged_counts(tc, bin);
+        note_counts_merged(tc, bin);
     }
     arena_merge_counts(tc->arena, d, kNumTcacheClasses);
 }
@@ -238,23 +243,13 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
                 errno = ENOMEM;
                 return nullptr;
             }
-            if (bin >= kNumBins) {
-                void *p = arena_malloc_large(a, bin, kPage, false);
-                if (p == nullptr) {
-                    g_reclaim_for_retry();
-                    p = arena_malloc_large(a, bin, kPage, false);
-                }
-                if (p != nullptr)
-                    tls_thread_state.allocated_uncached += class_to_size(bin);
-                return p;
-            }
-            void *p = arena_malloc_small(a, bin, false);
+            void *p = alloc_uncached(a, bin);
             if (p == nullptr) {
                 g_reclaim_for_retry();
-                p = arena_malloc_small(a, bin, false);
+                p = alloc_uncached(a, bin);
             }
             if (p != nullptr)
-                tls_thread_state.allocated_uncached += bin_info(bin).region_size;
+                tls_thread_state.allocated_uncached += class_to_size(bin);
             return p;
         }
         return tcache_alloc(tc, bin);
@@ -293,11 +288,8 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
         // the whole capacity, for half as many fills.
         unsigned want = tc->flow[bin] == kFlowFill ? b->max() : half_stack(b);
         tc->flow[bin] = kFlowFill;
-        uint64_t nfree = tcache_bin_nfree(tc, bin);
-        CountDelta d = {b->nmalloc - tc->merged_nmalloc[bin], nfree - tc->merged_nfree[bin]};
-        unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, d);
-        tc->merged_nmalloc[bin] = b->nmalloc;
-        tc->merged_nfree[bin] = nfree;
+        unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, unmerged_counts(tc, bin));
+        note_counts_merged(tc, bin);
         if (AA_UNLIKELY(got == 0)) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
