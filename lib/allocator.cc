@@ -289,10 +289,6 @@ void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
 }
 
 void *malloc_slow(size_t size) {
-    // A cached large class, when the inline paths are open (no option
-    // needs every call here): a thread-cache pop, as for a small block.
-    if (size - (kSmallMax + 1) < kTcacheLargeMax - kSmallMax && g_fast_limit != 0)
-        return tcache_alloc(tls_thread_state.tcache, size_to_class(size));
     if (!ensure_initialized())
         return fail_enomem();
     if (size == 0 && g_options.malloc0_null) {

@@ -22,9 +22,7 @@ extern AA_HIDDEN std::atomic<Arena *> *g_arenas;
 
 // malloc's inline path serves sizes 1..g_fast_limit (compared as
 // size - 1 < g_fast_limit, so 0 is never inline).  0 until initialization,
-// and kept 0 when an option needs every call on the slow path; malloc_slow
-// reads it too, as "the fast paths are open", before taking a cached large
-// class from the thread cache.
+// and kept 0 when an option needs every call on the slow path.
 extern AA_HIDDEN size_t g_fast_limit;
 
 AA_NOINLINE bool init_slow();

@@ -65,6 +65,7 @@ constexpr bool cached_large_classes_are_pages() {
 static_assert(cached_large_classes_are_pages(), "cached large classes are whole pages");
 static_assert(kTcacheLargeMax <= (size_t{1} << kLgChunkMin) / 2,
               "every chunk size has the cached large classes");
+static_assert(kLookupMax == kTcacheLargeMax, "malloc's inline path serves the cached classes");
 
 // Whether the fast paths count requests (configure --disable-stats turns
 // it off, to measure what counting costs).
