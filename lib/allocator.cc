@@ -49,9 +49,7 @@ void *allocate_big_once(size_t size, size_t align, bool zero) {
         return fail_enomem();
     if (align <= kPage) {
         size_t s = align_up(size, align);
-        if (s <= kSmallMax)
-            return allocate_small_slow(size_to_class(s), zero);
-        if (s <= kTcacheLargeMax)  // a cached large class: as a small one
+        if (s <= kTcacheLargeMax)  // small, or a cached large class
             return allocate_small_slow(size_to_class(s), zero);
         if (s <= g_chunk.large_max)
             return counted(arena_malloc_large(a, size_to_class(s), kPage, zero),
@@ -421,11 +419,12 @@ void (*const g_free_uncached)(void *p) = free_slow;
 
 namespace {
 
-// posix_memalign, aligned_alloc and memalign of a small block aligned to at
-// most a page, served as malloc serves it: the class of the size rounded
-// up to the alignment is always aligned to it (size_classes_test), so a
+// posix_memalign, aligned_alloc and memalign of a block of a cached class
+// (small, or large up to 32 KiB: whole pages) aligned to at most a page,
+// served as malloc serves it: the class of the size rounded up to the
+// alignment is always aligned to it (size_classes_test), so a
 // thread-cache pop will do.  nullptr when the inline paths are shut (an
-// option needs every call on the slow path), the request is not small, or
+// option needs every call on the slow path), the request is not cached, or
 // the class's stack is empty: the caller then takes the general path,
 // which fills it (and leaves errno alone when that fails).
 AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {

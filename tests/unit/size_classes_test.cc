@@ -116,11 +116,12 @@ ATF_TEST_CASE_BODY(size_classes__natural_alignment) {
         ATF_REQUIRE_EQ(s % kQuantum, 0u);
     }
     // Rounding a request up to a power-of-two alignment a <= page and taking
-    // its class gives a multiple of a: aligned allocation relies on it.
+    // its class gives a multiple of a: aligned allocation relies on it, for
+    // every size malloc's inline path serves.
     for (size_t a = 8; a <= kPage; a *= 2)
-        for (size_t s = 1; s <= kSmallMax; s++) {
+        for (size_t s = 1; s <= kLookupMax; s++) {
             size_t r = (s + a - 1) & ~(a - 1);
-            if (r > kSmallMax)
+            if (r > kLookupMax)
                 break;
             ATF_REQUIRE_MSG(class_to_size(size_to_class(r)) % a == 0, "a=" << a << " s=" << s);
         }
