@@ -28,6 +28,12 @@ void merge_bin_counts_locked(Arena *a, unsigned bin, CountDelta d) {
     a->stats.ndalloc_small += d.nfree;
 }
 
+// A cached large class's requests and frees (its runs are counted apart).
+void merge_large_counts_locked(Arena *a, CountDelta d) {
+    a->stats.nmalloc_large += d.nmalloc;
+    a->stats.ndalloc_large += d.nfree;
+}
+
 // ---- run descriptors -------------------------------------------------
 
 Run *desc_alloc(Arena *a) {
@@ -1170,12 +1176,10 @@ void arena_drain_remote(Arena *a) {
 void arena_merge_counts(Arena *a, const CountDelta *counts, unsigned nclasses) {
     MutexGuard guard(a->mutex);
     for (unsigned cls = 0; cls < nclasses; cls++) {
-        if (cls < kNumBins) {
+        if (cls < kNumBins)
             merge_bin_counts_locked(a, cls, counts[cls]);
-        } else {
-            a->stats.nmalloc_large += counts[cls].nmalloc;
-            a->stats.ndalloc_large += counts[cls].nfree;
-        }
+        else
+            merge_large_counts_locked(a, counts[cls]);
     }
 }
 
@@ -1245,12 +1249,10 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
     r->size_class = static_cast<uint8_t>(cls);
     bool zeroed = r->zeroed;
     tag_pages(r, kPageLarge);
-    if (cache_counts == nullptr) {
+    if (cache_counts == nullptr)
         a->stats.nmalloc_large++;
-    } else {
-        a->stats.nmalloc_large += cache_counts->nmalloc;
-        a->stats.ndalloc_large += cache_counts->nfree;
-    }
+    else
+        merge_large_counts_locked(a, *cache_counts);
     a->stats.allocated_large += usize;
     a->large[cls - kNumBins].nmalloc++;
     a->large[cls - kNumBins].curruns++;
@@ -1260,6 +1262,19 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
     decay_tick();
     return p;
 }
+
+namespace {
+
+// Returns validated large run r to the free pages (lock held); the
+// request was counted by the caller or its thread cache.
+void large_release_locked(Arena *a, Run *r) {
+    a->stats.allocated_large -= static_cast<size_t>(r->npages) << kLgPage;
+    a->large[r->size_class - kNumBins].ndalloc++;
+    a->large[r->size_class - kNumBins].curruns--;
+    run_release(a, r);
+}
+
+}  // namespace
 
 size_t arena_free(Chunk *c, void *p, const char *fn) {
     AA_ASSERT(chunk_owns(c, p));
@@ -1285,10 +1300,7 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
         return usize;
     }
     a->stats.ndalloc_large++;
-    a->stats.allocated_large -= usize;
-    a->large[r->size_class - kNumBins].ndalloc++;
-    a->large[r->size_class - kNumBins].curruns--;
-    run_release(a, r);
+    large_release_locked(a, r);
     a->mutex.unlock();
     decay_tick();
     return usize;
@@ -1299,8 +1311,7 @@ unsigned arena_flush_large(Arena *a, unsigned cls, void **ptrs, unsigned n, Coun
     {
         MutexGuard guard(a->mutex);
         arena_drain_remote_locked(a);
-        a->stats.nmalloc_large += counts.nmalloc;
-        a->stats.ndalloc_large += counts.nfree;
+        merge_large_counts_locked(a, counts);
         for (unsigned i = 0; i < n; i++) {
             void *p = ptrs[i];
             Chunk *c = chunk_containing(p);
@@ -1319,10 +1330,7 @@ unsigned arena_flush_large(Arena *a, unsigned cls, void **ptrs, unsigned n, Coun
                 a->mutex.lock();
                 continue;
             }
-            a->stats.allocated_large -= static_cast<size_t>(r->npages) << kLgPage;
-            a->large[cls - kNumBins].ndalloc++;
-            a->large[cls - kNumBins].curruns--;
-            run_release(a, r);
+            large_release_locked(a, r);
         }
     }
     decay_tick();
