@@ -231,6 +231,16 @@ void note_dirty_dropped(Arena *a, uint32_t n) {
     a->ndirty -= n;
 }
 
+// npages free pages, dirty_taken of them dirty, become active.  The clean
+// ones will be faulted in: maybe_purge's guard against thrashing counts them.
+void note_pages_taken(Arena *a, uint32_t npages, uint32_t dirty_taken) {
+    note_dirty_dropped(a, dirty_taken);
+    a->nclean_taken += npages - dirty_taken;
+    a->nactive += npages;
+    if (a->nactive > a->nactive_peak)
+        a->nactive_peak = a->nactive;
+}
+
 // ---- chunks ----------------------------------------------------------
 
 uint32_t chunk_usable_pages() { return g_chunk.npages - g_chunk.header_pages; }
@@ -347,12 +357,33 @@ uint64_t dirty_allowed(const Arena *a) {
         return g_chunk.npages;
     uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
     // Below one chunk's worth, purging costs more than the memory it saves.
-    return allowed > g_chunk.npages ? allowed : g_chunk.npages;
+    if (allowed < g_chunk.npages)
+        allowed = g_chunk.npages;
+    return allowed << a->lg_allowance_boost;
 }
 
 // The two purging rules, applied after pages become dirty: the ratio of
 // dirty to recently active pages (down to half the allowance, so the next
 // frees do not purge again at once), and decay, below.
+//
+// A working set that moves can still purge and refault in a loop: four
+// blocks of 512-640 KiB allocated and freed over and over landed in two
+// chunks by turns, so after each round of frees the dirty pages were 1.4
+// times the peak of active ones, and every round purged and then faulted
+// the same pages in again (one madvise and 1.6-2.2 us a malloc + free pair,
+// against jemalloc's 0.42 us).  So when the ratio rule is about to purge
+// again within a hundredth of the decay time, and since its last purge the
+// arena made at least half as many clean (purged or untouched) pages active
+// as that purge gave back, the allowance doubles for the rest of the decay
+// period, twice at most.  A program that only frees makes no page active
+// and never sees a doubling.
+constexpr uint32_t kMaxAllowanceBoost = 2;
+
+bool ratio_purges_thrash(const Arena *a, uint32_t now32) {
+    uint32_t window = static_cast<uint32_t>(g_options.decay_ms) / 100;
+    return a->ratio_purged != 0 && now32 - a->ratio_purged_at < window &&
+           a->nclean_taken * 2 >= a->ratio_purged;
+}
 
 // Decay: free runs whose pages have been dirty for nine tenths of the
 // decay time are purged (see decay.h).  The dirty list is in the order runs became dirty, near enough
@@ -376,13 +407,26 @@ void decay_locked(Arena *a, uint64_t now) {
     if (now >= a->decay_epoch_end) {
         a->decay_epoch_end = now + static_cast<uint64_t>(g_options.decay_ms);
         a->nactive_peak = a->nactive;
+        a->lg_allowance_boost = 0;
     }
 }
 
 void maybe_purge(Arena *a, uint64_t now) {
     uint64_t allowed = dirty_allowed(a);
-    if (a->ndirty > allowed)
-        purge_oldest(a, a->ndirty - allowed / 2);
+    if (a->ndirty > allowed) {
+        uint32_t now32 = static_cast<uint32_t>(now);
+        if (a->lg_allowance_boost < kMaxAllowanceBoost && ratio_purges_thrash(a, now32)) {
+            a->lg_allowance_boost++;
+            allowed = dirty_allowed(a);
+        }
+        if (a->ndirty > allowed) {
+            uint64_t before = a->ndirty;
+            purge_oldest(a, a->ndirty - allowed / 2);
+            a->ratio_purged = before - a->ndirty;
+            a->ratio_purged_at = now32;
+            a->nclean_taken = 0;
+        }
+    }
     decay_locked(a, now);
 }
 
@@ -477,7 +521,7 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
         // (its pages' age) and, unless its size bucket changes, its
         // bucket; the taken pages get a fresh descriptor.
         uint32_t dirty_taken = count_dirty(c, first, npages);
-        note_dirty_dropped(a, dirty_taken);
+        note_pages_taken(a, npages, dirty_taken);
         // (At the head of its bucket, as a reinserted run would be: the
         // next cut of that size comes from it.)
         bool rebucket = free_bucket(total) != free_bucket(trail) ||
@@ -501,16 +545,13 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
         result->ndirty = 0;
         result->zeroed = dirty_taken == 0 ? found->zeroed : 0;
         c->nfree_pages -= npages;
-        a->nactive += npages;
-        if (a->nactive > a->nactive_peak)
-            a->nactive_peak = a->nactive;
         return result;
     }
     free_run_remove(a, found);
     uint32_t dirty_lead = lead != 0 ? count_dirty(c, first, lead) : 0;
     uint32_t dirty_taken = count_dirty(c, first + lead, npages);
     uint32_t dirty_trail = found->ndirty - dirty_lead - dirty_taken;
-    note_dirty_dropped(a, dirty_taken);
+    note_pages_taken(a, npages, dirty_taken);
     untag_boundary(c, first);
     untag_boundary(c, first + total - 1);
 
@@ -549,9 +590,6 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
         desc_free(a, spare2);
     AA_ASSERT(c->nfree_pages >= npages && dirty_trail <= trail);
     c->nfree_pages -= npages;
-    a->nactive += npages;
-    if (a->nactive > a->nactive_peak)
-        a->nactive_peak = a->nactive;
     return result;
 }
 
@@ -1423,7 +1461,7 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
         return false;
     free_run_remove(a, next);
     uint32_t dirty_taken = count_dirty(c, after, extra);
-    note_dirty_dropped(a, dirty_taken);
+    note_pages_taken(a, extra, dirty_taken);
     untag_boundary(c, after);
     untag_boundary(c, after + next->npages - 1);
     if (next->npages == extra) {
@@ -1436,9 +1474,6 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
         free_run_insert(a, next);
     }
     c->nfree_pages -= extra;
-    a->nactive += extra;
-    if (a->nactive > a->nactive_peak)
-        a->nactive_peak = a->nactive;
     r->npages = new_pages;
     move_large_class(a, r, cls);
     tag_pages(r, kPageLarge);

@@ -142,6 +142,12 @@ struct Arena {
     Run *dirty_first;                // free runs with dirty pages, oldest first
     Run *dirty_last;
     uint64_t decay_epoch_end;        // platform_now_ms() when the period ends
+    // The ratio rule's guard against purging pages that are faulted in
+    // again at once (maybe_purge):
+    uint64_t nclean_taken;           // clean pages made active since its last purge
+    uint64_t ratio_purged;           // pages that purge gave back
+    uint32_t ratio_purged_at;        // platform_now_ms() (low 32 bits) of that purge
+    uint32_t lg_allowance_boost;     // allowance doublings for the rest of the period
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
     Quarantine quarantine;           // used only with the S option

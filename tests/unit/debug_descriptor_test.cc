@@ -75,6 +75,8 @@ const Member kArena[] = {
     M(Arena, spare_runs), M(Arena, nactive), M(Arena, nactive_peak), M(Arena, ndirty),
     M(Arena, nkept), M(Arena, kept_since),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
+    M(Arena, nclean_taken), M(Arena, ratio_purged), M(Arena, ratio_purged_at),
+    M(Arena, lg_allowance_boost),
     M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),

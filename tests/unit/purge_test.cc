@@ -75,13 +75,16 @@ void age_dirty_runs(Arena *a) {
 }
 
 // The arena's dirty allowance in pages, as dirty_allowed() computes it
-// with the ratio rule on: the minimum when no thread uses the arena.
+// with the ratio rule on: the minimum when no thread uses the arena, and
+// doubled as many times as the guard against thrashing says.
 uint64_t allowance(const Arena *a) {
     if (a->nthreads.load() == 0)
         return g_chunk.npages;
     int shift = g_options.lg_dirty_ratio;
     uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
-    return allowed > g_chunk.npages ? allowed : g_chunk.npages;
+    if (allowed < g_chunk.npages)
+        allowed = g_chunk.npages;
+    return allowed << a->lg_allowance_boost;
 }
 
 void flush_own_cache() {
@@ -152,6 +155,9 @@ ATF_TEST_CASE_BODY(purge__ratio_rule_bounds_dirty) {
             allowed = g_chunk.npages;
         ATF_REQUIRE_MSG(a->ndirty <= allowed, "dirty " << a->ndirty << " allowed " << allowed);
     }
+    // Only frees, many purges in a row: the allowance never doubled.
+    ATF_REQUIRE(a->stats.npurge_passes > 1);
+    ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
     ATF_REQUIRE(a->stats.nmadvise > 0);
     ATF_REQUIRE(nmadvise() > madv);  // purging went through madvise
     ATF_REQUIRE(a->stats.npurged_pages > 0);
@@ -302,6 +308,71 @@ ATF_TEST_CASE_BODY(purge__decay_purges_what_stayed_dirty) {
     ATF_REQUIRE_EQ(a->ndirty, before);
     for (size_t i = 3; i < v.size(); i += 2)
         aa_free(v[i]);
+}
+
+namespace {
+
+// Allocates and frees, round after round, four large blocks that together
+// take more than a chunk's free pages: the working set that moved between
+// two chunks and purged at every round before the guard against
+// thrashing.  Checks the ratio rule's bound after every round; returns the
+// arena's madvise calls over all of them.
+uint64_t moving_working_set(Arena *a, int rounds, unsigned sleep_ms) {
+    size_t quarter = (static_cast<size_t>(g_chunk.npages - g_chunk.header_pages) << kLgPage) / 4;
+    size_t sizes[4] = {quarter + (8 << 10), quarter + (64 << 10), quarter + (64 << 10),
+                       quarter + (64 << 10)};
+    ATF_REQUIRE(sizes[3] <= g_chunk.large_max);
+    uint64_t madv = a->stats.nmadvise;
+    for (int round = 0; round < rounds; round++) {
+        void *p[4];
+        for (int i = 0; i < 4; i++) {
+            p[i] = aa_malloc(sizes[i]);
+            ATF_REQUIRE(p[i] != nullptr);
+            memset(p[i], round, sizes[i]);
+            ATF_REQUIRE(chunk_containing(p[i])->arena == a);
+        }
+        for (int i = 0; i < 4; i++)
+            aa_free(p[i]);
+        ATF_REQUIRE_MSG(a->ndirty <= allowance(a),
+                        "round " << round << ": dirty " << a->ndirty << " allowed " << allowance(a));
+        ATF_REQUIRE(a->lg_allowance_boost <= 2);
+        if (sleep_ms != 0)
+            usleep(sleep_ms * 1000);
+    }
+    return a->stats.nmadvise - madv;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__moving_working_set_does_not_thrash);
+ATF_TEST_CASE_BODY(purge__moving_working_set_does_not_thrash) {
+    // A decay time of an hour: the rounds below come within a hundredth of
+    // it of each other however slow the machine, and decay purges nothing.
+    Arena *a = arena0();
+    g_options.decay_ms = 3600000;
+    uint64_t madv = moving_working_set(a, 400, 0);
+    // Without the guard: one purge a round from the second on.
+    ATF_REQUIRE_MSG(madv <= 8, madv << " madvise calls in 400 rounds");
+    ATF_REQUIRE(a->lg_allowance_boost >= 1);
+    // A new decay period starts without the doubling.
+    {
+        MutexGuard guard(a->mutex);
+        a->decay_epoch_end = 0;
+    }
+    arena_decay(a);
+    ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__slow_rounds_keep_the_allowance);
+ATF_TEST_CASE_BODY(purge__slow_rounds_keep_the_allowance) {
+    // The same rounds further apart than a hundredth of the decay time
+    // (1 ms here; the sleeps make them at least 20 ms apart): a purge a
+    // round costs little then, and the allowance stays as it was.
+    Arena *a = arena0();
+    g_options.decay_ms = 100;
+    uint64_t madv = moving_working_set(a, 6, 20);
+    ATF_REQUIRE(madv >= 3);
+    ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
 }
 
 namespace {
@@ -563,6 +634,8 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__moving_working_set_does_not_thrash);
+    ATF_ADD_TEST_CASE(tcs, purge__slow_rounds_keep_the_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__last_thread_leaving_trims_its_arena);
     ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
