@@ -136,10 +136,7 @@ uint32_t run_first_page(const Run *r) {
 }
 
 void tag_pages(Run *r, PageTag tag) {
-    PageMapEntry e = page_map_entry(r, tag);
-    PageMapEntry *map = r->chunk->map + run_first_page(r);
-    for (uint32_t i = 0; i < r->npages; i++)
-        map[i] = e;
+    page_map_fill(r->chunk->map + run_first_page(r), r->npages, page_map_entry(r, tag));
 }
 
 // A free run's boundary pages point at it; its inner pages only say "free".
@@ -162,11 +159,14 @@ void untag_boundary(Chunk *c, uint32_t page) {
     c->map[page] = kPageFree | (c->map[page] & kPageDirty);
 }
 
-uint32_t count_dirty(const Chunk *c, uint32_t first, uint32_t n) {
-    uint32_t d = 0;
-    for (uint32_t i = 0; i < n; i++)
-        d += page_map_dirty(c->map[first + i]) ? 1 : 0;
-    return d;
+// The dirty pages among n pages of free run r from page first on: read
+// from the page map only when r is part dirty, part clean.
+uint32_t count_dirty(const Run *r, uint32_t first, uint32_t n) {
+    if (r->ndirty == 0)
+        return 0;
+    if (r->ndirty == r->npages)
+        return n;
+    return page_map_count_dirty(r->chunk->map + first, n);
 }
 
 // For AA_ASSERT: run r lies in its chunk's usable pages, and the map
@@ -320,8 +320,7 @@ void purge_run(Arena *a, Run *r, bool now) {
     bool zeroed = pages_purge(reinterpret_cast<void *>(r->base),
                               static_cast<size_t>(r->npages) << kLgPage,
                               now || !g_options.lazy_purge);
-    for (uint32_t i = 0; i < r->npages; i++)
-        r->chunk->map[first + i] &= ~kPageDirty;
+    page_map_clear_dirty(r->chunk->map + first, r->npages);
     a->stats.npurged_pages += r->ndirty;
     a->stats.nmadvise++;
     note_dirty_dropped(a, r->ndirty);
@@ -448,7 +447,7 @@ Run *find_dirty_fit(Arena *a, uint32_t need, uint32_t npages) {
     for (Run *r = a->dirty_first; r != nullptr && looked < kDirtySearchMax;
          r = r->dirty_next, looked++) {
         if (r->npages >= need && r->ndirty * 2 >= npages &&
-            count_dirty(r->chunk, run_first_page(r), need) * 2 >= npages)
+            count_dirty(r, run_first_page(r), need) * 2 >= npages)
             return r;
     }
     return nullptr;
@@ -520,7 +519,7 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
         // under found's descriptor, keeping its place on the dirty list
         // (its pages' age) and, unless its size bucket changes, its
         // bucket; the taken pages get a fresh descriptor.
-        uint32_t dirty_taken = count_dirty(c, first, npages);
+        uint32_t dirty_taken = count_dirty(found, first, npages);
         note_pages_taken(a, npages, dirty_taken);
         // (At the head of its bucket, as a reinserted run would be: the
         // next cut of that size comes from it.)
@@ -548,8 +547,8 @@ Run *run_alloc(Arena *a, uint32_t npages, uint32_t align_pages,
         return result;
     }
     free_run_remove(a, found);
-    uint32_t dirty_lead = lead != 0 ? count_dirty(c, first, lead) : 0;
-    uint32_t dirty_taken = count_dirty(c, first + lead, npages);
+    uint32_t dirty_lead = lead != 0 ? count_dirty(found, first, lead) : 0;
+    uint32_t dirty_taken = count_dirty(found, first + lead, npages);
     uint32_t dirty_trail = found->ndirty - dirty_lead - dirty_taken;
     note_pages_taken(a, npages, dirty_taken);
     untag_boundary(c, first);
@@ -601,9 +600,7 @@ void run_release(Arena *a, Run *r, bool dirty = true) {
     Chunk *c = r->chunk;
     uint32_t first = run_first_page(r);
     uint32_t n = r->npages;
-    PageMapEntry page_state = dirty ? kPageFree | kPageDirty : kPageFree;
-    for (uint32_t i = 0; i < n; i++)
-        c->map[first + i] = page_state;
+    page_map_fill(c->map + first, n, dirty ? kPageFree | kPageDirty : kPageFree);
     r->state = kPageFree;
     r->zeroed = 0;
     r->size_class = 0;
@@ -1460,7 +1457,7 @@ bool arena_ralloc_large_in_place(Chunk *c, void *p, unsigned cls) {
     if (next->npages < extra)
         return false;
     free_run_remove(a, next);
-    uint32_t dirty_taken = count_dirty(c, after, extra);
+    uint32_t dirty_taken = count_dirty(next, after, extra);
     note_pages_taken(a, extra, dirty_taken);
     untag_boundary(c, after);
     untag_boundary(c, after + next->npages - 1);

@@ -53,6 +53,50 @@ inline bool page_map_dirty(PageMapEntry e) {
     return (e & kPageDirty) != 0;
 }
 
+// The loops over a run's entries (a 1 MiB run has 256) go four entries a
+// step, in two vector registers (GCC's and Clang's vector extension: SSE2
+// on x86-64, plain code where there are no vectors).  Written plainly they
+// went one entry a step and were most of a large malloc + free.
+using PageMapPair = PageMapEntry
+    __attribute__((vector_size(2 * sizeof(PageMapEntry)), aligned(sizeof(PageMapEntry)), may_alias));
+
+// Sets n entries to e.
+inline void page_map_fill(PageMapEntry *map, uint32_t n, PageMapEntry e) {
+    PageMapPair pair = {e, e};
+    for (uint32_t k = n / 4; k != 0; k--, map += 4) {
+        reinterpret_cast<PageMapPair *>(map)[0] = pair;
+        reinterpret_cast<PageMapPair *>(map)[1] = pair;
+    }
+    for (uint32_t k = n % 4; k != 0; k--, map++)
+        *map = e;
+}
+
+// Clears the dirty flag of n entries.
+inline void page_map_clear_dirty(PageMapEntry *map, uint32_t n) {
+    PageMapPair mask = {~kPageDirty, ~kPageDirty};
+    for (uint32_t k = n / 4; k != 0; k--, map += 4) {
+        reinterpret_cast<PageMapPair *>(map)[0] &= mask;
+        reinterpret_cast<PageMapPair *>(map)[1] &= mask;
+    }
+    for (uint32_t k = n % 4; k != 0; k--, map++)
+        *map &= ~kPageDirty;
+}
+
+// How many of n entries have the dirty flag.
+inline uint32_t page_map_count_dirty(const PageMapEntry *map, uint32_t n) {
+    PageMapPair mask = {kPageDirty, kPageDirty};
+    PageMapPair sum0 = {0, 0}, sum1 = {0, 0};
+    for (uint32_t k = n / 4; k != 0; k--, map += 4) {
+        sum0 += reinterpret_cast<const PageMapPair *>(map)[0] & mask;
+        sum1 += reinterpret_cast<const PageMapPair *>(map)[1] & mask;
+    }
+    sum0 += sum1;
+    PageMapEntry total = sum0[0] + sum0[1];
+    for (uint32_t k = n % 4; k != 0; k--, map++)
+        total += *map & kPageDirty;
+    return static_cast<uint32_t>(total / kPageDirty);
+}
+
 }  // namespace arenalloc
 
 #endif
