@@ -379,9 +379,12 @@ uint64_t dirty_allowed(const Arena *a) {
 constexpr uint32_t kMaxAllowanceBoost = 2;
 
 bool ratio_purges_thrash(const Arena *a, uint32_t now32) {
+    // (An arena no thread is assigned to keeps the minimum: a doubling
+    // there would only wait for the next thread to inherit it.)
     uint32_t window = static_cast<uint32_t>(g_options.decay_ms) / 100;
     return a->ratio_purged != 0 && now32 - a->ratio_purged_at < window &&
-           a->nclean_taken * 2 >= a->ratio_purged;
+           a->nclean_taken * 2 >= a->ratio_purged &&
+           a->nthreads.load(std::memory_order_relaxed) != 0;
 }
 
 // Decay: free runs whose pages have been dirty for nine tenths of the
@@ -1484,6 +1487,11 @@ uint64_t arena_purge_all(Arena *a, bool unmap_empty) {
     release_empty_runs_locked(a, false);  // dirty: purged just below
     uint64_t released = a->ndirty;
     purge_oldest(a, a->ndirty, true);
+    // Pages faulted in after an explicit purge are not the ratio rule's
+    // thrash, and a doubling it made ends here.
+    a->lg_allowance_boost = 0;
+    a->ratio_purged = 0;
+    a->nclean_taken = 0;
     if (!unmap_empty)
         return released;
     Chunk *c = a->chunks;

@@ -199,7 +199,7 @@ ATF_TEST_CASE_BODY(page_map__range_helpers) {
     // entries a step with a scalar tail: every length and start (odd
     // starts put the vector stores off 16-byte alignment) against a
     // one-entry-a-step reference, and nothing outside the range touched.
-    const PageMapEntry guard = 0x5a5a5a5a5a5a5a5aULL;
+    const PageMapEntry guard = static_cast<PageMapEntry>(0x5a5a5a5a5a5a5a5aULL);
     std::mt19937_64 rng(7);
     for (uint32_t start = 0; start < 4; start++)
         for (uint32_t n = 0; n <= 21; n++) {

@@ -361,6 +361,24 @@ ATF_TEST_CASE_BODY(purge__moving_working_set_does_not_thrash) {
     }
     arena_decay(a);
     ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
+    // An explicit purge ends it too.
+    moving_working_set(a, 50, 0);
+    ATF_REQUIRE(a->lg_allowance_boost >= 1);
+    aa_purge();
+    ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__no_doubling_without_threads);
+ATF_TEST_CASE_BODY(purge__no_doubling_without_threads) {
+    // The same rounds in an arena no thread is assigned to (as when its
+    // threads have exited and another drives it): it keeps the minimum.
+    Arena *a = arena0();
+    g_options.decay_ms = 3600000;
+    unsigned n = a->nthreads.load();
+    a->nthreads.store(0);
+    moving_working_set(a, 50, 0);
+    ATF_REQUIRE_EQ(a->lg_allowance_boost, 0u);
+    a->nthreads.store(n);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__slow_rounds_keep_the_allowance);
@@ -636,6 +654,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
     ATF_ADD_TEST_CASE(tcs, purge__moving_working_set_does_not_thrash);
     ATF_ADD_TEST_CASE(tcs, purge__slow_rounds_keep_the_allowance);
+    ATF_ADD_TEST_CASE(tcs, purge__no_doubling_without_threads);
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__last_thread_leaving_trims_its_arena);
     ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
