@@ -420,7 +420,7 @@ void (*const g_free_uncached)(void *p) = free_slow;
 namespace {
 
 // posix_memalign, aligned_alloc and memalign of a block of a cached class
-// (small, or large up to 32 KiB: whole pages) aligned to at most a page,
+// (small, or large up to 64 KiB: whole pages) aligned to at most a page,
 // served as malloc serves it: the class of the size rounded up to the
 // alignment is always aligned to it (size_classes_test), so a
 // thread-cache pop will do.  nullptr when the inline paths are shut (an

@@ -7,7 +7,7 @@
 // free's 41, the ownership, region-start and double-free checks included
 // (71 per pair with the loop and the calls: tools/bench/callgrind); any
 // miss is a call to a slow path in allocator.cc.  malloc of the large
-// classes that thread caches hold (16 to 32 KiB) takes the same inline
+// classes that thread caches hold (16 to 64 KiB) takes the same inline
 // path; their free is one call away (free_large): 94 per pair.
 #ifndef ARENALLOC_ALLOCATOR_H
 #define ARENALLOC_ALLOCATOR_H

@@ -34,9 +34,9 @@ constexpr size_t kSmallMax = 14336;
 // (tcache.h: kTcacheLargeMax).  With the table ending at 4 KiB, a malloc +
 // free pair of 8 KiB took 119 instructions instead of 71, and with it
 // ending at 14 KiB a pair of 16 KiB took 111 (tools/bench/callgrind); the
-// table is 4 KiB, and a program touches only the lines of the sizes it
+// table is 8 KiB, and a program touches only the lines of the sizes it
 // asks for.
-constexpr size_t kLookupMax = 32 << 10;
+constexpr size_t kLookupMax = 64 << 10;
 constexpr unsigned kMaxRunRegions = 512;  // bounds the run bitmap
 constexpr unsigned kMaxRunPages = 16;
 

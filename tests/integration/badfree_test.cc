@@ -247,7 +247,7 @@ void
 continue_child(const std::string &which)
 {
     size_t sz = which.find("cached_large") != std::string::npos ? 20 * KiB
-                : which.find("large") != std::string::npos   ? 64 * KiB
+                : which.find("large") != std::string::npos   ? 128 * KiB
                 : which.find("huge") != std::string::npos  ? 4 * MiB
                                                            : 64;
     char *p = static_cast<char *>(malloc(sz));
@@ -636,12 +636,12 @@ ATF_TEST_CASE_BODY(realloc__small_block_moved_away)
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_large_and_huge_block);
 ATF_TEST_CASE_BODY(realloc__freed_large_and_huge_block)
 {
-    require_deaths("realloc", kFreePages, [] { return fresh_block(64 * KiB); },
+    require_deaths("realloc", kFreePages, [] { return fresh_block(128 * KiB); },
                    [](void *p) {
                        free(opaque(p));
-                       testutil::escape(realloc(opaque(p), 100 * KiB));
+                       testutil::escape(realloc(opaque(p), 200 * KiB));
                    });
-    require_deaths("malloc_usable_size", kFreePages, [] { return fresh_block(64 * KiB); },
+    require_deaths("malloc_usable_size", kFreePages, [] { return fresh_block(128 * KiB); },
                    [](void *p) {
                        free(opaque(p));
                        testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
@@ -661,15 +661,16 @@ ATF_TEST_CASE_BODY(realloc__freed_large_and_huge_block)
 ATF_TEST_CASE_WITHOUT_HEAD(free__large_double);
 ATF_TEST_CASE_BODY(free__large_double)
 {
-    // 16 and 20 KiB are thread-cache classes: the first free leaves the
+    // 16 to 64 KiB are thread-cache classes: the first free leaves the
     // block in the cache with the free mark, as a small one.
-    for (size_t sz : {size_t{16 * KiB}, size_t{20 * KiB}, size_t{32 * KiB}})
+    for (size_t sz : {size_t{16 * KiB}, size_t{20 * KiB}, size_t{32 * KiB}, size_t{40 * KiB},
+                      size_t{64 * KiB}})
         require_deaths("free", kDoubleFree, [sz] { return fresh_block(sz); },
                        [](void *p) {
                            free(opaque(p));
                            free(opaque(p));
                        });
-    for (size_t sz : {size_t{32 * KiB + 1}, size_t{64 * KiB}, size_t{1 * MiB}})
+    for (size_t sz : {size_t{64 * KiB + 1}, size_t{128 * KiB}, size_t{1 * MiB}})
         require_deaths("free", kFreePages, [sz] { return fresh_block(sz); },
                        [](void *p) {
                            free(opaque(p));
