@@ -45,8 +45,8 @@ constexpr uint32_t kTcacheMinSlots = 16;
 // 64 KiB: nine classes).  Without the cache a malloc and free of 16 KiB
 // took two arena lock holds, a run cut and a run release: about 1,200
 // instructions and 160 ns against 10 to 35 ns for the other allocators;
-// 40 to 64 KiB, 1,270 instructions and 160 ns against tcmalloc's 8 and
-// mimalloc's 16 (lib/README, "Large classes in thread caches").
+// 40 to 64 KiB, 1,270 instructions and 100-150 ns against tcmalloc's 7-9
+// and mimalloc's 16-27 (lib/README, "Large classes in thread caches").
 // Each such class caches about kTcacheLargeBinBytes worth, at least one
 // block (H and h scale the bytes); the classes are indexed after the
 // small ones, so a cache's arrays cover kNumTcacheClasses classes.

@@ -867,12 +867,13 @@ ATF_TEST_CASE_BODY(exact__two_threads)
 {
     const unsigned nb = nbins(), nl = nlextents(), na = narenas();
     ATF_REQUIRE(nb <= 64 && nl <= 128);
-    // Three small classes and one large class; block sizes are class sizes.
+    // Three small classes and one large class past the thread caches;
+    // block sizes are class sizes.
     std::vector<plan> plans = {
         { 16, { 1000, 700 } },
         { 192, { 300, 500 } },
         { 3072, { 50, 80 } },
-        { 40 * KiB, { 20, 30 } },
+        { 128 * KiB, { 20, 30 } },
     };
     std::vector<unsigned> cls(plans.size());
     std::vector<bool> is_large(plans.size());

@@ -72,7 +72,7 @@ bool all_bytes(const void *p, size_t n, unsigned char c) {
 
 // "cached" is a large class that thread caches hold when they are on.
 void child_junk(void) {
-    const size_t sizes[4] = { 100, 64 * KiB, 4 * MiB, 20 * KiB };
+    const size_t sizes[4] = { 100, 128 * KiB, 4 * MiB, 20 * KiB };
     const char *names[4] = { "small", "large", "huge", "cached" };
     for (int i = 0; i < 4; i++) {
         unsigned char *p = static_cast<unsigned char *>(malloc(sizes[i]));
@@ -102,7 +102,7 @@ void child_junk(void) {
 }
 
 void child_zero(void) {
-    const size_t sizes[4] = { 100, 64 * KiB, 4 * MiB, 20 * KiB };
+    const size_t sizes[4] = { 100, 128 * KiB, 4 * MiB, 20 * KiB };
     const char *names[4] = { "small", "large", "huge", "cached" };
     enum { N = 40 };
     const int counts[4] = { N, N, 4, N };

@@ -161,7 +161,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(summary__large_counts);
 ATF_TEST_CASE_BODY(summary__large_counts)
 {
     const arenalloc_summary s0 = summary();
-    void *p = malloc(64 * 1024);
+    void *p = malloc(128 * 1024);  // past the thread caches
     ATF_REQUIRE(p != NULL);
     testutil::escape(p);
     const arenalloc_summary s1 = summary();
