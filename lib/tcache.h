@@ -11,7 +11,9 @@
 // g_tcache_gc_interval allocations (8192 by default, G and g) one
 // class is visited; a class that needed no fill and no flush since the
 // last visit is idle, and half of its stack is flushed, so an idle class
-// drains to nothing while a busy one keeps what it uses.
+// drains to nothing while a busy one keeps what it uses.  Every
+// kDecayLookAllocs allocations (or the GC interval, if shorter) the cache
+// also gives the decay rule a look (decay_tick).
 //
 // Cross-thread frees: a region freed by a thread other than the one that
 // allocated it goes onto the freeing thread's stack like any other; the
@@ -134,8 +136,9 @@ struct TCache {
     // the bin's count, so they are count + nmalloc + nfree_adjust, where
     // the slow paths add what they flush and subtract what they fill.
     uint64_t nfree_adjust[kNumTcacheClasses];
-    int32_t gc_ticker;     // allocations until the next GC visit
+    int32_t gc_ticker;     // allocations until the next tick (tcache_tick)
     uint32_t gc_bin;       // class the next GC visit looks at
+    int32_t gc_left;       // allocations until the next GC visit
     TCache *next_free;     // on the global list of caches of exited threads
     TCache *next_all;      // on the list of every cache ever made (never freed)
     RemoteBatch *spare_batches;  // for pushing frees to other arenas

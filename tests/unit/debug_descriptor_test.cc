@@ -95,7 +95,7 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
                              M(HugeStats, cached)};
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M(TCache, arena),
                           M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
-                          M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, next_free),
+                          M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, gc_left), M(TCache, next_free),
                           M(TCache, next_all), M(TCache, spare_batches),
                           FLEX(TCache, slots, void *)};
 const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),

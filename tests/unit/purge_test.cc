@@ -344,6 +344,31 @@ uint64_t moving_working_set(Arena *a, int rounds, unsigned sleep_ms) {
 
 }  // namespace
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__cache_hits_drive_decay);
+ATF_TEST_CASE_BODY(purge__cache_hits_drive_decay) {
+    // A program whose every call is a thread-cache hit still gives the
+    // decay rule a look every few hundred allocations: aged dirty pages go
+    // without any slow path.  (Before, only a GC visit every 8192
+    // allocations looked.)
+    Arena *a = arena0();
+    ATF_REQUIRE(g_tcache_gc_interval >= 4096);
+    aa_free(aa_malloc(64));  // the 64-byte class's stack is filled
+    std::vector<void *> v = allocate_touched(256 << 10, 4);
+    for (void *p : v)
+        aa_free(p);
+    ATF_REQUIRE(a->ndirty > 0);
+    age_dirty_runs(a);
+    decay_tick_expire();
+    uint64_t fills = a->bins[size_to_class(64)].nfills;
+    for (int i = 0; i < 2000; i++) {
+        void *p = aa_malloc(64);
+        ATF_REQUIRE(p != nullptr);
+        aa_free(p);
+    }
+    ATF_REQUIRE_EQ(a->bins[size_to_class(64)].nfills, fills);  // hits only
+    ATF_REQUIRE_EQ(a->ndirty, 0u);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__moving_working_set_does_not_thrash);
 ATF_TEST_CASE_BODY(purge__moving_working_set_does_not_thrash) {
     // A decay time of an hour: the rounds below come within a hundredth of
@@ -652,6 +677,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__explicit_purges_everything);
     ATF_ADD_TEST_CASE(tcs, purge__rss_falls_after_explicit_purge);
     ATF_ADD_TEST_CASE(tcs, purge__decay_purges_what_stayed_dirty);
+    ATF_ADD_TEST_CASE(tcs, purge__cache_hits_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__moving_working_set_does_not_thrash);
     ATF_ADD_TEST_CASE(tcs, purge__slow_rounds_keep_the_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__no_doubling_without_threads);
