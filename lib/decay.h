@@ -8,8 +8,7 @@
 // path (a thread-cache fill or flush, every 512th allocation from a cache
 // (tcache.cc: kDecayLookAllocs), a large or huge allocation or free) calls
 // decay_tick(), which every tenth of the decay time sweeps every arena and
-// the huge cache.  The background thread,
-// when on, sweeps once a second.
+// the huge cache.  The background thread, when on, sweeps once a second.
 #ifndef ARENALLOC_DECAY_H
 #define ARENALLOC_DECAY_H
 
