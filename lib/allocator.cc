@@ -93,6 +93,8 @@ void *allocate_big(size_t size, size_t align, bool zero) {
 // and those of the cached large classes: the same cache, out of line,
 // zeroing when asked.
 void *allocate_small_slow(unsigned bin, bool zero) {
+    if (zero && bin >= kNumBins)
+        return tcache_calloc_large(tls_thread_state.tcache, bin);
     void *p = tcache_alloc(tls_thread_state.tcache, bin);
     if (p != nullptr && zero)
         memset(p, 0, class_to_size(bin));

@@ -245,7 +245,46 @@ void tcache_tick(TCache *tc) {
     tc->gc_bin = (bin + 1) % kNumTcacheClasses;
 }
 
+// A large class is not filled ahead: a miss takes one block from the
+// arena, counted as the cache's (the stack fills as the thread frees).
+// After a failure, once more with what is held given back.  The counts go
+// with it, this request included.  With zero the arena clears the block,
+// or knows its pages were never touched and leaves them so.
+void *large_miss(TCache *tc, unsigned bin, bool zero) {
+    TCacheBin *b = &tc->bins[bin];
+    CountDelta counts = unmerged_counts(tc, bin);
+    counts.nmalloc++;
+    void *p = arena_malloc_large(tc->arena, bin, kPage, zero, &counts);
+    if (AA_UNLIKELY(p == nullptr)) {
+        g_reclaim_for_retry();
+        p = arena_malloc_large(tc->arena, bin, kPage, zero, &counts);
+    }
+    if (p == nullptr)
+        return nullptr;  // errno set by the arena; the counts stay here
+    b->nmalloc++;
+    tc->nfree_adjust[bin]--;  // handed out without passing the stack
+    note_counts_merged(tc, bin);
+    tc->active[bin] = 1;
+    tc->flow[bin] = kFlowFill;  // an overflow after it returns half
+    if (!zero)
+        *static_cast<uintptr_t *>(p) = 0;  // a free mark left by an earlier owner
+    return p;
+}
+
 }  // namespace
+
+void *tcache_calloc_large(TCache *tc, unsigned bin) {
+    AA_ASSERT(bin >= kNumBins && bin < kNumTcacheClasses);
+    if (tc != &g_tcache_none && tc->bins[bin].top == tc->bins[bin].stack) {
+        if (tc->gc_ticker < 0)
+            tcache_tick(tc);
+        return large_miss(tc, bin, true);
+    }
+    void *p = tcache_alloc(tc, bin);
+    if (p != nullptr)
+        memset(p, 0, class_to_size(bin));
+    return p;
+}
 
 void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
@@ -273,28 +312,8 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     if (tc->gc_ticker < 0)
         tcache_tick(tc);
     TCacheBin *b = &tc->bins[bin];
-    if (bin >= kNumBins && b->top == b->stack) {
-        // A large class is not filled ahead: a miss takes one block from
-        // the arena, counted as the cache's (the stack fills as the thread
-        // frees).  After a failure, once more with what is held given back.
-        // The counts go with it, this request included.
-        CountDelta counts = unmerged_counts(tc, bin);
-        counts.nmalloc++;
-        void *p = arena_malloc_large(tc->arena, bin, kPage, false, &counts);
-        if (AA_UNLIKELY(p == nullptr)) {
-            g_reclaim_for_retry();
-            p = arena_malloc_large(tc->arena, bin, kPage, false, &counts);
-        }
-        if (p == nullptr)
-            return nullptr;  // errno set by the arena; the counts stay here
-        b->nmalloc++;
-        tc->nfree_adjust[bin]--;  // handed out without passing the stack
-        note_counts_merged(tc, bin);
-        tc->active[bin] = 1;
-        tc->flow[bin] = kFlowFill;  // an overflow after it returns half
-        *static_cast<uintptr_t *>(p) = 0;  // a free mark left by an earlier owner
-        return p;
-    }
+    if (bin >= kNumBins && b->top == b->stack)
+        return large_miss(tc, bin, false);
     if (b->top == b->stack) {
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.  A bin whose

@@ -191,6 +191,9 @@ void tcache_merge_counts(TCache *tc);
 // They take the bin by address (one of tc->bins), which the hit paths
 // have at hand, rather than by index.
 AA_NOINLINE void *tcache_alloc_slow(TCache *tc, TCacheBin *b);
+// calloc of a cached large class: from the stack and cleared, or on a miss
+// from the arena, which clears only pages that were ever touched.
+void *tcache_calloc_large(TCache *tc, unsigned bin);
 AA_NOINLINE void tcache_free_flush(TCache *tc, TCacheBin *b, void *p);
 
 // Where a block freed by a thread without a cache goes: the allocator's
