@@ -150,6 +150,24 @@ def load(meta_path, raw_path):
                             [rnd, v / t if lower else t / v])
             rr = [r for _, r in fig["round_ratios"]]
             fig["round_range"] = [min(rr), max(rr)] if len(rr) > 1 else None
+            # Each --tuned variant against arenalloc's defaults, round by
+            # round (below 1.00: the variant did better).  The median of
+            # these paired ratios is steadier than the ratio of two
+            # medians on a noisy machine: both runs of a round met about
+            # the same disturbance.
+            fig["variant_ratios"] = {}
+            mine_by_round = dict(fig["rounds"].get(SUBJECT, []))
+            for var in meta["variants"]:
+                pairs = []
+                for rnd, v in sorted(fig["rounds"].get(var, [])):
+                    d = mine_by_round.get(rnd)
+                    if d is not None and d > 0 and v > 0:
+                        pairs.append(v / d if lower else d / v)
+                if pairs:
+                    fig["variant_ratios"][var] = {
+                        "median": statistics.median(pairs),
+                        "range": [min(pairs), max(pairs)],
+                        "rounds": len(pairs)}
             # Each allocator against the best of all (the chart's bars).
             allv = fig["value"]
             fig["to_best"] = {}
@@ -306,6 +324,27 @@ def markdown(meta, names, steps, summ, scal):
             w(f"| {a} | " + " | ".join(cells) + " |")
         w("\nOn 2 CPUs the targets are 2T/1T at least 1.8 and 8T/2T at least 1.0 "
           "(issue 9).\n")
+
+    if meta["variants"]:
+        w("## --tuned variants against the defaults, round by round\n")
+        w("For each step's main figure: the median, over the rounds, of the "
+          "variant's figure against arenalloc's in the same round (below "
+          "1.00 means the options did better), and the lowest and highest "
+          "of those ratios.\n")
+        w("| step | " + " | ".join(meta["variants"]) + " |")
+        w("|---|" + "---:|" * len(meta["variants"]))
+        for s in steps:
+            fig = s["figures"].get(s["primary"])
+            if not fig:
+                continue
+            cells = []
+            for var in meta["variants"]:
+                vr = fig["variant_ratios"].get(var)
+                cells.append("-" if vr is None else
+                             f"{vr['median']:.2f} ({vr['range'][0]:.2f}-"
+                             f"{vr['range'][1]:.2f})")
+            w(f"| {s['name']} | " + " | ".join(cells) + " |")
+        w("")
 
     ser = [(s, s["series"]["rss_after_scan_KiB"]) for s in steps
            if "rss_after_scan_KiB" in s["series"]]
