@@ -75,6 +75,19 @@ def agg_words(meta):
     return "best rounds" if meta.get("aggregate") == "best" else "medians"
 
 
+def paired_ratios(fig, a, b):
+    """[round, ratio] of a's run against b's run of the same round, for
+    the rounds both have: below 1.0 means a did better."""
+    lower = fig["better"] == "lower"
+    theirs = dict(fig["rounds"].get(b, []))
+    out = []
+    for rnd, v in sorted(fig["rounds"].get(a, [])):
+        t = theirs.get(rnd)
+        if t is not None and t > 0 and v > 0:
+            out.append([rnd, v / t if lower else t / v])
+    return out
+
+
 def load(meta_path, raw_path):
     meta = {"allocators": [], "steps": [], "notes": [], "variants": []}
     for row in read_tsv(meta_path):
@@ -140,14 +153,8 @@ def load(meta_path, raw_path):
             # run of the same round, which ran minutes apart at most): how
             # far the machine's noise moves it.  A range that spans 1.00
             # means this run did not decide which of the two is faster.
-            fig["round_ratios"] = []
-            if best is not None:
-                theirs = dict(fig["rounds"].get(best["allocator"], []))
-                for rnd, v in sorted(fig["rounds"].get(SUBJECT, [])):
-                    t = theirs.get(rnd)
-                    if t is not None and t > 0 and v > 0:
-                        fig["round_ratios"].append(
-                            [rnd, v / t if lower else t / v])
+            fig["round_ratios"] = (paired_ratios(fig, SUBJECT, best["allocator"])
+                                   if best is not None else [])
             rr = [r for _, r in fig["round_ratios"]]
             fig["round_range"] = [min(rr), max(rr)] if len(rr) > 1 else None
             # Each --tuned variant against arenalloc's defaults, round by
@@ -156,13 +163,8 @@ def load(meta_path, raw_path):
             # medians on a noisy machine: both runs of a round met about
             # the same disturbance.
             fig["variant_ratios"] = {}
-            mine_by_round = dict(fig["rounds"].get(SUBJECT, []))
             for var in meta["variants"]:
-                pairs = []
-                for rnd, v in sorted(fig["rounds"].get(var, [])):
-                    d = mine_by_round.get(rnd)
-                    if d is not None and d > 0 and v > 0:
-                        pairs.append(v / d if lower else d / v)
+                pairs = [r for _, r in paired_ratios(fig, var, SUBJECT)]
                 if pairs:
                     fig["variant_ratios"][var] = {
                         "median": statistics.median(pairs),
