@@ -31,21 +31,21 @@ __attribute__((used)) static const void *const debug_descriptor_anchor =
     &ARENALLOC_NAME(arenalloc_debug_descriptor);
 
 AA_EXPORT AA_ENTRY void *ARENALLOC_NAME(malloc)(size_t size) { return aa_malloc(size); }
-AA_EXPORT AA_ENTRY void *ARENALLOC_NAME(calloc)(size_t n, size_t size) { return aa_calloc(n, size); }
-AA_EXPORT AA_ENTRY void *ARENALLOC_NAME(realloc)(void *ptr, size_t size) { return aa_realloc(ptr, size); }
+AA_EXPORT void *ARENALLOC_NAME(calloc)(size_t n, size_t size) { return aa_calloc(n, size); }
+AA_EXPORT void *ARENALLOC_NAME(realloc)(void *ptr, size_t size) { return aa_realloc(ptr, size); }
 AA_EXPORT void *ARENALLOC_NAME(reallocarray)(void *ptr, size_t n, size_t size) { return aa_reallocarray(ptr, n, size); }
 AA_EXPORT AA_ENTRY void ARENALLOC_NAME(free)(void *ptr) { aa_free(ptr); }
-AA_EXPORT AA_ENTRY int ARENALLOC_NAME(posix_memalign)(void **out, size_t align, size_t size) {
+AA_EXPORT int ARENALLOC_NAME(posix_memalign)(void **out, size_t align, size_t size) {
     return aa_posix_memalign(out, align, size);
 }
-AA_EXPORT AA_ENTRY void *ARENALLOC_NAME(aligned_alloc)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
+AA_EXPORT void *ARENALLOC_NAME(aligned_alloc)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
 AA_EXPORT void *ARENALLOC_NAME(memalign)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
 AA_EXPORT void *ARENALLOC_NAME(valloc)(size_t size) { return aa_valloc(size); }
 AA_EXPORT void *ARENALLOC_NAME(pvalloc)(size_t size) { return aa_pvalloc(size); }
-AA_EXPORT AA_ENTRY void ARENALLOC_NAME(free_sized)(void *ptr, size_t size) ARENALLOC_NOTHROW {
+AA_EXPORT void ARENALLOC_NAME(free_sized)(void *ptr, size_t size) ARENALLOC_NOTHROW {
     aa_free_sized(ptr, 1, size, "free_sized");
 }
-AA_EXPORT AA_ENTRY void ARENALLOC_NAME(free_aligned_sized)(void *ptr, size_t align, size_t size) ARENALLOC_NOTHROW {
+AA_EXPORT void ARENALLOC_NAME(free_aligned_sized)(void *ptr, size_t align, size_t size) ARENALLOC_NOTHROW {
     aa_free_sized(ptr, align, size, "free_aligned_sized");
 }
 AA_EXPORT size_t ARENALLOC_NAME(malloc_usable_size)(void *ptr) ARENALLOC_NOTHROW { return aa_usable_size(ptr); }

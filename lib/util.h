@@ -12,12 +12,12 @@
 #define AA_NOINLINE __attribute__((noinline))
 #define AA_NORETURN __attribute__((noreturn))
 #define AA_EXPORT __attribute__((visibility("default")))
-// For the exported functions whose inline hit paths a program calls most
-// (malloc, free and their kin in api.cc): each starts on a 64-byte line,
-// so its hot instructions span as few fetch lines as they can, whatever
-// the code before it.  At the compiler's default 16-byte alignment
-// malloc's 22 instructions crossed three lines; malloc-test took about
-// 5 % longer a pair (paired rounds at 1, 2, 4 and 8 threads).
+// For the two exported functions that hold inline hit paths, malloc and
+// free (api.cc): each starts on a 64-byte line, so its hot instructions
+// span as few fetch lines as they can, whatever code comes before it.  At
+// the 16-byte alignment GCC and clang give functions on x86-64, malloc's
+// 22 instructions crossed three lines, and malloc-test took 2.5-5.5 %
+// longer a pair (paired rounds at 1, 2, 4 and 8 threads; lib/README).
 #define AA_ENTRY __attribute__((aligned(64)))
 // For data declared in one file and used in others: -fvisibility=hidden
 // covers definitions only, and without this the fast paths would reach
