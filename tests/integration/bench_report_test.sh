@@ -3,7 +3,8 @@
 # users quote: on figures made up so that every expected value can be
 # worked out by hand, the ratio to the best peer, its by-round range, the
 # geometric mean, and the table of --tuned variants paired round by round
-# (a variant is never taken as the best peer, even when it does best).
+# (a variant is never taken as the best peer, even when it does best),
+# and the throughput of the workloads run at several thread counts.
 
 report() { echo "$(atf_config_get top_srcdir)/tools/bench/report.py"; }
 
@@ -87,7 +88,94 @@ vr = d["steps"][0]["figures"]["rate"]["variant_ratios"]["v"]
 print(round(vr["median"], 4), vr["rounds"])'
 }
 
+# Thread-count steps, one allocator's figure per round:
+#   step             arenalloc (rounds)  peer1 (rounds)
+#   malloc-test-1t   10 12 11             20 20 20
+#   malloc-test-2t   19 21 20             30 30 30
+#   malloc-test-4t   44 40 42             50 50 50
+#   omp-burst-1t      8  8  8              6  6  6
+#   omp-burst-4t      4  4  4              9  9  9
+# medians: arenalloc 11, 20, 42 and 8, 4; 2T/1T 20/11 = 1.82, 4T/1T
+# 42/11 = 3.82; omp-burst 4T/1T 0.50 and 1.50.
+make_scaling_input() {
+	printf 'date\t2026-01-01 00:00 UTC\ncpus\t4\nreps\t3\naggregate\tmedian\nsource\ttest\n' >meta.tsv
+	printf 'alloc\tarenalloc\t/lib/a.so\tv1\nalloc\tpeer1\t/lib/p.so\tv1\n' >>meta.tsv
+	for t in 1 2 4; do
+		printf 'step\tmalloc-test-%st\tmalloc-test\tthroughput_Mops\tprog\n' $t >>meta.tsv
+	done
+	for t in 1 4; do
+		printf 'step\tomp-burst-%st\tomp-burst\trounds_per_s\tprog\n' $t >>meta.tsv
+	done
+	: >raw.tsv
+	row() { printf '%s\t%s\t%s\tresult\t%s\t%s\t%s\thigher\n' "$@" >>raw.tsv; }
+	for line in "malloc-test-1t 10 12 11 20" "malloc-test-2t 19 21 20 30" \
+	    "malloc-test-4t 44 40 42 50"; do
+		set -- $line
+		for r in 1 2 3; do
+			eval "v=\${$((r + 1))}"
+			row "$1" arenalloc $r throughput_Mops "$v" Mops/s
+			row "$1" peer1 $r throughput_Mops "$5" Mops/s
+		done
+	done
+	for line in "omp-burst-1t 8 6" "omp-burst-4t 4 9"; do
+		set -- $line
+		for r in 1 2 3; do
+			row "$1" arenalloc $r rounds_per_s "$2" rounds/s
+			row "$1" arenalloc $r Mallocs_per_s "$2" M/s
+			row "$1" peer1 $r rounds_per_s "$3" rounds/s
+			row "$1" peer1 $r Mallocs_per_s "$3" M/s
+		done
+	done
+}
+
+atf_test_case scaling
+scaling_head() {
+	atf_set "descr" "throughput by thread count: the tables, the JSON and the chart"
+	atf_set "require.progs" "python3"
+}
+scaling_body() {
+	make_scaling_input
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	atf_check -o match:'^## malloc-test scaling: throughput_Mops' cat out.md
+	atf_check -o match:'^\| allocator \| 1 thr \| 2 thr \| 4 thr \| 2T/1T \| 4T/1T \|$' \
+	    -o match:'^\| arenalloc \| 11.00 \| 20.00 \| 42.00 \| 1.82 \| 3.82 \|$' \
+	    -o match:'^\| peer1 \| \*\*20.00\*\* \| \*\*30.00\*\* \| \*\*50.00\*\* \| 1.50 \| 2.50 \|$' \
+	    cat out.md
+	# omp-burst ran at two counts: a table, but too few points for a curve.
+	atf_check -o match:'^## omp-burst scaling: Mallocs_per_s' \
+	    -o match:'^\| arenalloc \| \*\*8.000\*\* \| 4.000 \|$' cat out.md
+	atf_check -o inline:'11.0 42.0 4.0 11.0\n' python3 -c '
+import json
+d = json.load(open("out.json"))
+sc = d["scaling"]
+print(sc["malloc-test"]["by_allocator"]["arenalloc"]["1"],
+      sc["malloc-test"]["by_allocator"]["arenalloc"]["4"],
+      sc["omp-burst"]["by_allocator"]["arenalloc"]["4"],
+      d["malloc_test_scaling"]["arenalloc"]["1"])'
+	# The chart: one panel (malloc-test), one line per allocator, and the
+	# dashed ideal from arenalloc's 1-thread figure.
+	atf_check -o inline:'2\n' grep -c '<polyline' out.scaling.svg
+	atf_check -o inline:'1\n' grep -c 'stroke-dasharray' out.scaling.svg
+	atf_check -o match:'malloc-test: throughput_Mops' -o not-match:'omp-burst' \
+	    cat out.scaling.svg
+}
+
+atf_test_case no_scaling
+no_scaling_head() {
+	atf_set "descr" "steps without thread counts: no scaling table and no chart"
+	atf_set "require.progs" "python3"
+}
+no_scaling_body() {
+	variant=
+	make_input
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	atf_check -o not-match:'scaling' cat out.md
+	atf_check -s exit:1 test -e out.scaling.svg
+}
+
 atf_init_test_cases() {
 	atf_add_test_case ratios
 	atf_add_test_case tuned_pairs
+	atf_add_test_case scaling
+	atf_add_test_case no_scaling
 }
