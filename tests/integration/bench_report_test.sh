@@ -93,39 +93,49 @@ print(round(vr["median"], 4), vr["rounds"])'
 #   malloc-test-1t   10 12 11             20 20 20
 #   malloc-test-2t   19 21 20             30 30 30
 #   malloc-test-4t   44 40 42             50 50 50
-#   omp-burst-1t      8  8  8              6  6  6
-#   omp-burst-4t      4  4  4              9  9  9
-# medians: arenalloc 11, 20, 42 and 8, 4; 2T/1T 20/11 = 1.82, 4T/1T
-# 42/11 = 3.82; omp-burst 4T/1T 0.50 and 1.50.
+#   omp-burst-1t      8  8  8              6  6  6   (Mallocs_per_s; its
+#   omp-burst-2t      3  3  3              2  2  2    rounds_per_s is 100
+#   omp-burst-4t      4  4  4              9  9  9    times as much)
+# medians: arenalloc 11, 20, 42: 2T/1T 20/11 = 1.82, 4T/1T 42/11 = 3.82;
+# peer1 1.50 and 2.50.  omp-burst gets no ratio to 1 thread, nor a dashed
+# line in the chart.  $omp_counts and $mt_counts: the counts to write.
 make_scaling_input() {
 	printf 'date\t2026-01-01 00:00 UTC\ncpus\t4\nreps\t3\naggregate\tmedian\nsource\ttest\n' >meta.tsv
 	printf 'alloc\tarenalloc\t/lib/a.so\tv1\nalloc\tpeer1\t/lib/p.so\tv1\n' >>meta.tsv
-	for t in 1 2 4; do
+	for t in $mt_counts; do
 		printf 'step\tmalloc-test-%st\tmalloc-test\tthroughput_Mops\tprog\n' $t >>meta.tsv
 	done
-	for t in 1 4; do
+	for t in $omp_counts; do
 		printf 'step\tomp-burst-%st\tomp-burst\trounds_per_s\tprog\n' $t >>meta.tsv
 	done
 	: >raw.tsv
 	row() { printf '%s\t%s\t%s\tresult\t%s\t%s\t%s\thigher\n' "$@" >>raw.tsv; }
-	for line in "malloc-test-1t 10 12 11 20" "malloc-test-2t 19 21 20 30" \
-	    "malloc-test-4t 44 40 42 50"; do
+	for line in "1 10 12 11 20" "2 19 21 20 30" "4 44 40 42 50"; do
 		set -- $line
+		in_counts $1 "$mt_counts" || continue
 		for r in 1 2 3; do
 			eval "v=\${$((r + 1))}"
-			row "$1" arenalloc $r throughput_Mops "$v" Mops/s
-			row "$1" peer1 $r throughput_Mops "$5" Mops/s
+			row malloc-test-$1t arenalloc $r throughput_Mops "$v" Mops/s
+			row malloc-test-$1t peer1 $r throughput_Mops "$5" Mops/s
 		done
 	done
-	for line in "omp-burst-1t 8 6" "omp-burst-4t 4 9"; do
+	for line in "1 8 6" "2 3 2" "4 4 9"; do
 		set -- $line
+		in_counts $1 "$omp_counts" || continue
 		for r in 1 2 3; do
-			row "$1" arenalloc $r rounds_per_s "$2" rounds/s
-			row "$1" arenalloc $r Mallocs_per_s "$2" M/s
-			row "$1" peer1 $r rounds_per_s "$3" rounds/s
-			row "$1" peer1 $r Mallocs_per_s "$3" M/s
+			row omp-burst-$1t arenalloc $r rounds_per_s "${2}00" rounds/s
+			row omp-burst-$1t arenalloc $r Mallocs_per_s "$2" M/s
+			row omp-burst-$1t peer1 $r rounds_per_s "${3}00" rounds/s
+			row omp-burst-$1t peer1 $r Mallocs_per_s "$3" M/s
 		done
 	done
+}
+
+in_counts() { case " $2 " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# A well-formed XML file: the charts are read by browsers and viewers.
+check_xml() {
+	atf_check python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$1"
 }
 
 atf_test_case scaling
@@ -134,6 +144,7 @@ scaling_head() {
 	atf_set "require.progs" "python3"
 }
 scaling_body() {
+	mt_counts="1 2 4" omp_counts="1 2 4"
 	make_scaling_input
 	atf_check python3 "$(report)" meta.tsv raw.tsv out
 	atf_check -o match:'^## malloc-test scaling: throughput_Mops' cat out.md
@@ -141,9 +152,11 @@ scaling_body() {
 	    -o match:'^\| arenalloc \| 11.00 \| 20.00 \| 42.00 \| 1.82 \| 3.82 \|$' \
 	    -o match:'^\| peer1 \| \*\*20.00\*\* \| \*\*30.00\*\* \| \*\*50.00\*\* \| 1.50 \| 2.50 \|$' \
 	    cat out.md
-	# omp-burst ran at two counts: a table, but too few points for a curve.
+	# omp-burst: Mallocs_per_s (not rounds_per_s), and no ratio to 1 thread.
 	atf_check -o match:'^## omp-burst scaling: Mallocs_per_s' \
-	    -o match:'^\| arenalloc \| \*\*8.000\*\* \| 4.000 \|$' cat out.md
+	    -o match:'^\| allocator \| 1 thr \| 2 thr \| 4 thr \|$' \
+	    -o match:'^\| arenalloc \| \*\*8.000\*\* \| \*\*3.000\*\* \| 4.000 \|$' cat out.md
+	atf_check -o inline:'1\n' grep -c 'scaling.svg` draws' out.md
 	atf_check -o inline:'11.0 42.0 4.0 11.0\n' python3 -c '
 import json
 d = json.load(open("out.json"))
@@ -152,12 +165,33 @@ print(sc["malloc-test"]["by_allocator"]["arenalloc"]["1"],
       sc["malloc-test"]["by_allocator"]["arenalloc"]["4"],
       sc["omp-burst"]["by_allocator"]["arenalloc"]["4"],
       d["malloc_test_scaling"]["arenalloc"]["1"])'
-	# The chart: one panel (malloc-test), one line per allocator, and the
-	# dashed ideal from arenalloc's 1-thread figure.
-	atf_check -o inline:'2\n' grep -c '<polyline' out.scaling.svg
+	# The chart: two panels, one line per allocator in each, and the
+	# dashed ideal from arenalloc's 1-thread figure in malloc-test's only.
+	check_xml out.scaling.svg
+	check_xml out.svg
+	atf_check -o inline:'4\n' grep -c '<polyline' out.scaling.svg
 	atf_check -o inline:'1\n' grep -c 'stroke-dasharray' out.scaling.svg
-	atf_check -o match:'malloc-test: throughput_Mops' -o not-match:'omp-burst' \
+	atf_check -o match:'malloc-test: throughput_Mops' \
+	    -o match:'omp-burst: Mallocs_per_s' -o match:'dashed \(malloc-test\)' \
 	    cat out.scaling.svg
+}
+
+atf_test_case scaling_limits
+scaling_limits_head() {
+	atf_set "descr" "malloc-test at two counts: a table, no chart; omp-burst at one: nothing"
+	atf_set "require.progs" "python3"
+}
+scaling_limits_body() {
+	mt_counts="1 2" omp_counts="4"
+	make_scaling_input
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	atf_check -o match:'^\| allocator \| 1 thr \| 2 thr \| 2T/1T \|$' \
+	    -o match:'^\| arenalloc \| 11.00 \| 20.00 \| 1.82 \|$' cat out.md
+	atf_check -o not-match:'omp-burst scaling' -o not-match:'scaling.svg` draws' cat out.md
+	atf_check -s exit:1 test -e out.scaling.svg
+	atf_check -o inline:'malloc-test\n' python3 -c '
+import json
+print(" ".join(json.load(open("out.json"))["scaling"]))'
 }
 
 atf_test_case no_scaling
@@ -177,5 +211,6 @@ atf_init_test_cases() {
 	atf_add_test_case ratios
 	atf_add_test_case tuned_pairs
 	atf_add_test_case scaling
+	atf_add_test_case scaling_limits
 	atf_add_test_case no_scaling
 }
