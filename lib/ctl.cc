@@ -326,6 +326,7 @@ CTL_RO(opt_lg_tcache_gc_ctl, ssize_t, g_options.lg_tcache_gc)
 CTL_RO(opt_decay_ms_ctl, ssize_t, g_options.decay_ms)
 CTL_RO(opt_lazy_purge_ctl, bool, g_options.lazy_purge)
 CTL_RO(opt_thp_ctl, bool, g_options.thp)
+CTL_RO(opt_shared_large_ctl, bool, g_options.shared_large)
 CTL_RO(opt_tcache_shift_ctl, ssize_t, g_options.tcache_shift)
 CTL_RO(opt_tcache_ctl, bool, g_tcache_slots[0] != 0)
 CTL_RO(opt_junk_ctl, bool, g_options.junk)
@@ -481,6 +482,7 @@ constexpr Node kOpt[] = {
     LEAF("decay_ms", opt_decay_ms_ctl),
     LEAF("lazy_purge", opt_lazy_purge_ctl),
     LEAF("thp", opt_thp_ctl),
+    LEAF("shared_large", opt_shared_large_ctl),
     LEAF("tcache_shift", opt_tcache_shift_ctl),
     LEAF("tcache", opt_tcache_ctl),
     LEAF("junk", opt_junk_ctl),

@@ -23,6 +23,16 @@ extern "C" int ARENALLOC_ISTHREADED;
 
 namespace arenalloc {
 
+// Tells the CPU the thread is waiting in a loop (lets a sibling hardware
+// thread run, saves power); nothing where there is no such hint.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 struct Mutex {
     pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
     // Statistics, written only while the lock is held.
@@ -44,6 +54,22 @@ struct Mutex {
         }
         taken_ = true;
         nacquired_++;
+    }
+    // lock(), but first retrying a busy lock up to spins times, pausing
+    // between tries: for a lock whose holders keep it only briefly.
+    void lock_spinning(unsigned spins) {
+        if (!AA_SINGLE_THREADED()) {
+            for (unsigned i = 0; i < spins; i++) {
+                if (pthread_mutex_trylock(&lock_) == 0) {
+                    ncontended_ += i != 0;
+                    taken_ = true;
+                    nacquired_++;
+                    return;
+                }
+                cpu_relax();
+            }
+        }
+        lock();
     }
     // Takes the lock only if no one holds it: for a thread that has
     // somewhere else to go when it is busy.

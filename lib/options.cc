@@ -131,6 +131,7 @@ void options_reset() {
     g_options.decay_ms = kDecayMsDefault;
     g_options.lazy_purge = false;
     g_options.thp = false;
+    g_options.shared_large = true;
     g_options.hardened = kHardenedDefault;
     uint64_t n = uint64_t{4} * platform_ncpus();
     g_options.narenas = static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
@@ -160,6 +161,7 @@ const LongOption kLongOptions[] = {
     {"stats_print", &Options::print_summary, nullptr, 0, 0},
     {"lazy_purge", &Options::lazy_purge, nullptr, 0, 0},
     {"thp", &Options::thp, nullptr, 0, 0},
+    {"shared_large", &Options::shared_large, nullptr, 0, 0},
     {"narenas", nullptr, &Options::narenas, 1, static_cast<int>(kMaxArenas)},
     {"lg_chunk", nullptr, &Options::lg_chunk, kLgChunkMin, kLgChunkMax},
     {"lg_dirty_ratio", nullptr, &Options::lg_dirty_ratio, kLgDirtyRatioMin, kLgDirtyRatioMax},

@@ -166,6 +166,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.zero", S_BOOL, false },
         { "opt.lazy_purge", S_BOOL, false },
         { "opt.thp", S_BOOL, false },
+        { "opt.shared_large", S_BOOL, false },
         { "arena." + i + ".purge", 0, true },
         { "arena." + i + ".initialized", S_BOOL, false },
         { "arenas.narenas", S_UNSIGNED, false },

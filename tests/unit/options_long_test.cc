@@ -70,6 +70,9 @@ ATF_TEST_CASE_BODY(long__booleans) {
     ATF_REQUIRE(!g_options.thp);
     ATF_REQUIRE_EQ(parse("thp:true"), "");
     ATF_REQUIRE(g_options.thp);
+    ATF_REQUIRE(g_options.shared_large);  // on by default
+    ATF_REQUIRE_EQ(parse("shared_large:false"), "");
+    ATF_REQUIRE(!g_options.shared_large);
     // Chunks must come from somewhere: both sources off turns mmap back on.
     ATF_REQUIRE_EQ(parse("sbrk:false,mmap:false"), "");
     ATF_REQUIRE(g_options.use_mmap);

@@ -433,6 +433,7 @@ ATF_TEST_CASE_BODY(purge__no_doubling_without_threads) {
     // The same rounds in an arena no thread is assigned to (as when its
     // threads have exited and another drives it): it keeps the minimum.
     Arena *a = arena0();
+    g_options.shared_large = false;  // else arena 0 serves every thread
     g_options.decay_ms = 3600000;
     unsigned n = a->nthreads.load();
     a->nthreads.store(0);
@@ -479,6 +480,7 @@ ATF_TEST_CASE_BODY(purge__other_threads_drive_decay) {
     // (cache fills, collection steps) sweep every arena, so the dead
     // thread's pages still age out.  Ages are set by hand: no clock.
     Arena *mine = arena0();
+    g_options.shared_large = false;  // the thread's own arena takes its large runs
     Churn c = {nullptr, 0};
     pthread_t t;
     ATF_REQUIRE_EQ(pthread_create(&t, nullptr, churn_and_exit, &c), 0);
@@ -538,6 +540,7 @@ ATF_TEST_CASE_BODY(purge__last_thread_leaving_trims_its_arena) {
     // purges down to half a chunk's worth of dirty pages, the next sweep
     // (arena_decay) trims its kept runs as well.
     Arena *mine = arena0();
+    g_options.shared_large = false;  // the thread's own arena takes its large runs
     Leaver l = {nullptr, 0, 0, nullptr};
     pthread_t t;
     ATF_REQUIRE_EQ(pthread_create(&t, nullptr, fill_free_and_exit, &l), 0);
@@ -568,6 +571,7 @@ ATF_TEST_CASE_BODY(purge__large_request_takes_another_arenas_pages) {
     // dirty free pages before it maps a chunk; never clean ones, which
     // would cost a page fault anyway.
     Arena *mine = arena0();
+    g_options.shared_large = false;  // the thread's own arena takes its large runs
     if (g_narenas < 2)
         ATF_SKIP("needs two arenas");
     size_t big = 1536 << 10;
@@ -599,6 +603,79 @@ ATF_TEST_CASE_BODY(purge__large_request_takes_another_arenas_pages) {
     ATF_REQUIRE(owner_of(r) == taker);
     ATF_REQUIRE(taker->stats.nchunks > 0);
     aa_free(r);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_large_runs_come_from_arena_0);
+ATF_TEST_CASE_BODY(purge__shared_large_runs_come_from_arena_0) {
+    // Large blocks above the thread caches' classes come from arena 0
+    // whatever the thread's arena; the cached large classes and small
+    // blocks from the thread's own; with shared_large off, all from its own.
+    Arena *shared = arena0();
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    ATF_REQUIRE(g_options.shared_large);
+    ATF_REQUIRE(thread_set_arena(g_narenas - 1));
+    Arena *mine = arena_peek(g_narenas - 1);
+    ATF_REQUIRE(mine != nullptr && mine != shared);
+    void *big = aa_malloc(kTcacheLargeMax + kPage);
+    void *cached = aa_malloc(kTcacheLargeMax);
+    void *small = aa_malloc(100);
+    ATF_REQUIRE(big != nullptr && cached != nullptr && small != nullptr);
+    ATF_REQUIRE(owner_of(big) == shared);
+    ATF_REQUIRE(owner_of(cached) == mine);
+    ATF_REQUIRE(owner_of(small) == mine);
+    // Arena 0 serves every thread: it keeps its dirty allowance even with
+    // no thread assigned to it.
+    unsigned n = shared->nthreads.load();
+    shared->nthreads.store(0);
+    aa_free(big);
+    ATF_REQUIRE(shared->ndirty >= (kTcacheLargeMax + kPage) / kPage);
+    shared->nthreads.store(n);
+    // Off: the thread's own arena (arena 0's dirty pages purged first, or
+    // the request could borrow them).
+    arena_purge_all(shared, false);
+    g_options.shared_large = false;
+    void *own = aa_malloc(kTcacheLargeMax + kPage);
+    ATF_REQUIRE(own != nullptr);
+    ATF_REQUIRE(owner_of(own) == mine);
+    aa_free(own);
+    aa_free(cached);
+    aa_free(small);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_large_pauses_when_contended);
+ATF_TEST_CASE_BODY(purge__shared_large_pauses_when_contended) {
+    // Arena 0's lock is watched over windows of 512 acquisitions: a window
+    // without contention changes nothing; one where more than a sixteenth
+    // found the lock held sends the large requests that follow to the
+    // thread's own arena for a tenth of the decay time.  The contention is
+    // written into the lock's counters by hand: no threads, no clock
+    // (the decay time is an hour).
+    Arena *shared = arena0();
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    g_options.decay_ms = 3600000;
+    ATF_REQUIRE(thread_set_arena(g_narenas - 1));
+    Arena *mine = arena_peek(g_narenas - 1);
+    size_t size = kTcacheLargeMax + kPage;
+    for (int i = 0; i < 600; i++) {
+        void *p = aa_malloc(size);
+        ATF_REQUIRE(p != nullptr);
+        ATF_REQUIRE_MSG(owner_of(p) == shared, "round " << i);
+        aa_free(p);
+    }
+    {
+        MutexGuard guard(shared->mutex);
+        shared->mutex.nacquired_ += 600;
+        shared->mutex.ncontended_ += 100;
+    }
+    void *last = aa_malloc(size);  // closes the window, still from arena 0
+    ATF_REQUIRE(last != nullptr && owner_of(last) == shared);
+    void *own = aa_malloc(size);
+    ATF_REQUIRE(own != nullptr);
+    ATF_REQUIRE(owner_of(own) == mine);
+    aa_free(own);
+    aa_free(last);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(purge__thp_asks_for_huge_pages);
@@ -720,6 +797,8 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__other_threads_drive_decay);
     ATF_ADD_TEST_CASE(tcs, purge__last_thread_leaving_trims_its_arena);
     ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
+    ATF_ADD_TEST_CASE(tcs, purge__shared_large_runs_come_from_arena_0);
+    ATF_ADD_TEST_CASE(tcs, purge__shared_large_pauses_when_contended);
     ATF_ADD_TEST_CASE(tcs, purge__thp_asks_for_huge_pages);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);
