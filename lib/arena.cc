@@ -366,6 +366,9 @@ constexpr uint64_t kSharedBusyShare = 16;
 uint64_t g_shared_window_acquired;   // arena 0's counts at the window's start
 uint64_t g_shared_window_contended;  // (both under arena 0's lock)
 std::atomic<uint64_t> g_shared_paused_until{0};  // platform_now_ms(); 0: not paused
+// Set when a pause ends: the window that spans it counted the lock's other
+// users only, so the next one starts afresh.
+std::atomic<bool> g_shared_window_stale{false};
 
 bool shared_large_paused() {
     uint64_t until = g_shared_paused_until.load(std::memory_order_relaxed);
@@ -373,12 +376,20 @@ bool shared_large_paused() {
         return false;
     if (platform_now_ms() < until)
         return true;
-    g_shared_paused_until.store(0, std::memory_order_relaxed);
+    // Only the pause read here ends: one set meanwhile stays.
+    if (g_shared_paused_until.compare_exchange_strong(until, 0, std::memory_order_relaxed))
+        g_shared_window_stale.store(true, std::memory_order_relaxed);
     return false;
 }
 
 // Closes the watch window once it is full (arena 0's lock held).
 void shared_large_watch_locked(Arena *shared) {
+    if (AA_UNLIKELY(g_shared_window_stale.load(std::memory_order_relaxed))) {
+        g_shared_window_stale.store(false, std::memory_order_relaxed);
+        g_shared_window_acquired = shared->mutex.nacquired_;
+        g_shared_window_contended = shared->mutex.ncontended_;
+        return;
+    }
     uint64_t acquired = shared->mutex.nacquired_ - g_shared_window_acquired;
     if (acquired < kSharedWatchWindow)
         return;
@@ -397,7 +408,8 @@ bool arena_in_use(const Arena *a) {
            (a->index == 0 && g_options.shared_large);
 }
 
-// An arena no thread is assigned to allocates only when another arena's
+// An arena no thread is assigned to (arena 0 aside while it serves every
+// thread's large runs) allocates only when another arena's
 // large request takes its free pages (run_alloc_anywhere): its dirty pages
 // mostly wait for the decay time while other arenas map new ones, so it
 // keeps the minimum.  (entry-cache with 4 threads: as the scanners
@@ -1281,7 +1293,9 @@ namespace {
 
 // Large runs above the thread caches' classes come from arena 0 for every
 // thread (the shared_large option, on by default): kept apart from the
-// small runs, whose chunks they would otherwise split, and pooled, so a
+// small runs of the other arenas, whose chunks they would otherwise split
+// (arena 0 still serves the small requests of its own threads), and
+// pooled, so a
 // page one thread frees is the next page any thread's large request takes.
 // (entry-cache, 2 CPUs, 15 paired rounds: peak resident size after a scan
 // 362 -> 330 MiB with 4 threads, 297 -> 280 MiB with 1, and no slower; in
@@ -1401,7 +1415,7 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     Arena *a = c->arena;
     // Arena 0 takes every thread's large frees (shared_large), held only
     // briefly each time: waiting a moment for it costs less than sleeping.
-    if (a->index == 0)
+    if (a->index == 0 && g_options.shared_large)
         a->mutex.lock_spinning(kSharedLargeSpins);
     else
         a->mutex.lock();

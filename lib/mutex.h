@@ -58,18 +58,23 @@ struct Mutex {
     // lock(), but first retrying a busy lock up to spins times, pausing
     // between tries: for a lock whose holders keep it only briefly.
     void lock_spinning(unsigned spins) {
-        if (!AA_SINGLE_THREADED()) {
-            for (unsigned i = 0; i < spins; i++) {
-                if (pthread_mutex_trylock(&lock_) == 0) {
-                    ncontended_ += i != 0;
-                    taken_ = true;
-                    nacquired_++;
-                    return;
-                }
-                cpu_relax();
-            }
+        if (AA_SINGLE_THREADED()) {
+            lock();
+            return;
         }
-        lock();
+        if (pthread_mutex_trylock(&lock_) != 0) {
+            // Contended, however it ends.
+            bool got = false;
+            for (unsigned i = 0; i < spins && !got; i++) {
+                cpu_relax();
+                got = pthread_mutex_trylock(&lock_) == 0;
+            }
+            if (!got)
+                pthread_mutex_lock(&lock_);
+            ncontended_++;
+        }
+        taken_ = true;
+        nacquired_++;
     }
     // Takes the lock only if no one holds it: for a thread that has
     // somewhere else to go when it is busy.

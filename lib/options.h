@@ -41,7 +41,7 @@ struct Options {
     int decay_ms;           // long form only: the decay time of dirty pages
     bool lazy_purge;        // long form only: purge with MADV_FREE, not MADV_DONTNEED
     bool thp;               // long form only: ask for huge pages for chunks and huge blocks
-    bool shared_large;      // long form only: arena 0 serves every thread's large runs (arena.h)
+    bool shared_large;      // long form only: arena 0 serves every thread's large runs (arena.cc)
 };
 
 extern AA_HIDDEN Options g_options;

@@ -75,10 +75,11 @@ void age_dirty_runs(Arena *a) {
 }
 
 // The arena's dirty allowance in pages, as dirty_allowed() computes it
-// with the ratio rule on: the minimum when no thread uses the arena, and
-// doubled as many times as the guard against thrashing says.
+// with the ratio rule on: the minimum when no thread uses the arena (arena
+// 0 is used by all while shared_large is on), and doubled as many times as
+// the guard against thrashing says.
 uint64_t allowance(const Arena *a) {
-    if (a->nthreads.load() == 0)
+    if (a->nthreads.load() == 0 && !(a->index == 0 && g_options.shared_large))
         return g_chunk.npages;
     int shift = g_options.lg_dirty_ratio;
     uint64_t allowed = shift >= 0 ? a->nactive_peak >> shift : a->nactive_peak << -shift;
@@ -605,16 +606,35 @@ ATF_TEST_CASE_BODY(purge__large_request_takes_another_arenas_pages) {
     aa_free(r);
 }
 
+namespace {
+
+// Moves the calling thread to the last arena (skipping the test when there
+// is only one); returns arena 0.
+Arena *move_to_last_arena() {
+    Arena *shared = arena0();
+    if (g_narenas < 2)
+        ATF_SKIP("needs two arenas");
+    ATF_REQUIRE(thread_set_arena(g_narenas - 1));
+    return shared;
+}
+
+// Makes arena 0's lock look as if 100 of its next 600 acquisitions found
+// it held: the next shared large request closes a window that pauses.
+void write_contended_window(Arena *shared) {
+    MutexGuard guard(shared->mutex);
+    shared->mutex.nacquired_ += 600;
+    shared->mutex.ncontended_ += 100;
+}
+
+}  // namespace
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_large_runs_come_from_arena_0);
 ATF_TEST_CASE_BODY(purge__shared_large_runs_come_from_arena_0) {
     // Large blocks above the thread caches' classes come from arena 0
     // whatever the thread's arena; the cached large classes and small
     // blocks from the thread's own; with shared_large off, all from its own.
-    Arena *shared = arena0();
-    if (g_narenas < 2)
-        ATF_SKIP("needs two arenas");
+    Arena *shared = move_to_last_arena();
     ATF_REQUIRE(g_options.shared_large);
-    ATF_REQUIRE(thread_set_arena(g_narenas - 1));
     Arena *mine = arena_peek(g_narenas - 1);
     ATF_REQUIRE(mine != nullptr && mine != shared);
     void *big = aa_malloc(kTcacheLargeMax + kPage);
@@ -624,13 +644,7 @@ ATF_TEST_CASE_BODY(purge__shared_large_runs_come_from_arena_0) {
     ATF_REQUIRE(owner_of(big) == shared);
     ATF_REQUIRE(owner_of(cached) == mine);
     ATF_REQUIRE(owner_of(small) == mine);
-    // Arena 0 serves every thread: it keeps its dirty allowance even with
-    // no thread assigned to it.
-    unsigned n = shared->nthreads.load();
-    shared->nthreads.store(0);
     aa_free(big);
-    ATF_REQUIRE(shared->ndirty >= (kTcacheLargeMax + kPage) / kPage);
-    shared->nthreads.store(n);
     // Off: the thread's own arena (arena 0's dirty pages purged first, or
     // the request could borrow them).
     arena_purge_all(shared, false);
@@ -643,6 +657,49 @@ ATF_TEST_CASE_BODY(purge__shared_large_runs_come_from_arena_0) {
     aa_free(small);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_arena_0_counts_as_used);
+ATF_TEST_CASE_BODY(purge__shared_arena_0_counts_as_used) {
+    // Arena 0 serves every thread's large runs, so even with no thread
+    // assigned to it, it is not held to the idle minimum: the moving
+    // working set that no_doubling_without_threads runs gets its doubling.
+    Arena *a = arena0();
+    ATF_REQUIRE(g_options.shared_large);
+    g_options.decay_ms = 3600000;
+    unsigned n = a->nthreads.load();
+    a->nthreads.store(0);
+    moving_working_set(a, 50, 0);
+    ATF_REQUIRE(a->lg_allowance_boost >= 1);
+    a->nthreads.store(n);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_large_resumes_with_a_fresh_window);
+ATF_TEST_CASE_BODY(purge__shared_large_resumes_with_a_fresh_window) {
+    // A pause ends after a tenth of the decay time (10 ms here; the test
+    // waits 100 ms, so a slow machine only waits longer).  What arena 0's
+    // lock saw during the pause (its own threads, frees) does not count:
+    // the first window after it starts afresh, so sharing does not pause
+    // again at once.
+    Arena *shared = move_to_last_arena();
+    g_options.decay_ms = 100;
+    size_t size = kTcacheLargeMax + kPage;
+    write_contended_window(shared);
+    void *first = aa_malloc(size);  // closes the window: a pause starts
+    ATF_REQUIRE(first != nullptr && owner_of(first) == shared);
+    write_contended_window(shared);  // during the pause
+    usleep(100 * 1000);
+    // No dirty pages in arena 0 that a paused request could borrow.
+    arena_purge_all(shared, false);
+    void *p[3];
+    for (int i = 0; i < 3; i++) {
+        p[i] = aa_malloc(size);
+        ATF_REQUIRE(p[i] != nullptr);
+        ATF_REQUIRE_MSG(owner_of(p[i]) == shared, "request " << i << " after the pause");
+    }
+    for (int i = 0; i < 3; i++)
+        aa_free(p[i]);
+    aa_free(first);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__shared_large_pauses_when_contended);
 ATF_TEST_CASE_BODY(purge__shared_large_pauses_when_contended) {
     // Arena 0's lock is watched over windows of 512 acquisitions: a window
@@ -651,11 +708,8 @@ ATF_TEST_CASE_BODY(purge__shared_large_pauses_when_contended) {
     // thread's own arena for a tenth of the decay time.  The contention is
     // written into the lock's counters by hand: no threads, no clock
     // (the decay time is an hour).
-    Arena *shared = arena0();
-    if (g_narenas < 2)
-        ATF_SKIP("needs two arenas");
+    Arena *shared = move_to_last_arena();
     g_options.decay_ms = 3600000;
-    ATF_REQUIRE(thread_set_arena(g_narenas - 1));
     Arena *mine = arena_peek(g_narenas - 1);
     size_t size = kTcacheLargeMax + kPage;
     for (int i = 0; i < 600; i++) {
@@ -664,11 +718,7 @@ ATF_TEST_CASE_BODY(purge__shared_large_pauses_when_contended) {
         ATF_REQUIRE_MSG(owner_of(p) == shared, "round " << i);
         aa_free(p);
     }
-    {
-        MutexGuard guard(shared->mutex);
-        shared->mutex.nacquired_ += 600;
-        shared->mutex.ncontended_ += 100;
-    }
+    write_contended_window(shared);
     void *last = aa_malloc(size);  // closes the window, still from arena 0
     ATF_REQUIRE(last != nullptr && owner_of(last) == shared);
     void *own = aa_malloc(size);
@@ -799,6 +849,8 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__large_request_takes_another_arenas_pages);
     ATF_ADD_TEST_CASE(tcs, purge__shared_large_runs_come_from_arena_0);
     ATF_ADD_TEST_CASE(tcs, purge__shared_large_pauses_when_contended);
+    ATF_ADD_TEST_CASE(tcs, purge__shared_arena_0_counts_as_used);
+    ATF_ADD_TEST_CASE(tcs, purge__shared_large_resumes_with_a_fresh_window);
     ATF_ADD_TEST_CASE(tcs, purge__thp_asks_for_huge_pages);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);

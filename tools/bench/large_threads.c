@@ -7,8 +7,8 @@
  * it would show: THREADS threads, released together by a barrier, each
  * keeping a ring of KEEP blocks of 72 KiB to 1.4 MiB (log-uniform) and
  * replacing the oldest ITERATIONS times: free it, malloc the next, write
- * one byte per 4 KiB page.  No thread caches blocks this large in any of
- * the allocators compared, so every call reaches the page level.
+ * one byte per 4 KiB page.  arenalloc's thread caches stop at 64 KiB, so
+ * every one of its calls reaches the arenas' page runs.
  *
  * Usage: large_threads [THREADS [ITERATIONS [KEEP]]]   (4 100000 8)
  *
