@@ -728,6 +728,35 @@ ATF_TEST_CASE_BODY(purge__shared_large_pauses_when_contended) {
     aa_free(last);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(purge__huge_realloc_resizes_in_place);
+ATF_TEST_CASE_BODY(purge__huge_realloc_resizes_in_place) {
+    // A huge block shrinks where it is, its tail given back to the kernel
+    // at once; with mremap (Linux) it grows back where it is, the tail just
+    // given back being free; the contents stay either way, and no new
+    // mapping is made.
+    size_t big = size_t{8} << 20, half = big / 2;
+    auto *p = static_cast<unsigned char *>(aa_malloc(big));
+    ATF_REQUIRE(p != nullptr);
+    for (size_t i = 0; i < big; i += kPage)
+        p[i] = static_cast<unsigned char>(i >> 12);
+    PlatformCounters before;
+    platform_counters(&before);
+    auto *q = static_cast<unsigned char *>(aa_realloc(p, half));
+    ATF_REQUIRE(q == p);
+    PlatformCounters shrunk;
+    platform_counters(&shrunk);
+    ATF_REQUIRE_EQ(shrunk.mapped, before.mapped - half);
+    auto *r = static_cast<unsigned char *>(aa_realloc(q, big));
+    ATF_REQUIRE(r != nullptr);
+    for (size_t i = 0; i < half; i += kPage)
+        ATF_REQUIRE_EQ(r[i], static_cast<unsigned char>(i >> 12));
+#if defined(HAVE_MREMAP)
+    ATF_REQUIRE(r == q);
+    ATF_REQUIRE_EQ(nmap(), shrunk.nmap);
+#endif
+    aa_free(r);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(purge__thp_asks_for_huge_pages);
 ATF_TEST_CASE_BODY(purge__thp_asks_for_huge_pages) {
     // Off by default: new chunks and huge blocks are mapped as they are.
@@ -851,6 +880,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, purge__shared_large_pauses_when_contended);
     ATF_ADD_TEST_CASE(tcs, purge__shared_arena_0_counts_as_used);
     ATF_ADD_TEST_CASE(tcs, purge__shared_large_resumes_with_a_fresh_window);
+    ATF_ADD_TEST_CASE(tcs, purge__huge_realloc_resizes_in_place);
     ATF_ADD_TEST_CASE(tcs, purge__thp_asks_for_huge_pages);
     ATF_ADD_TEST_CASE(tcs, purge__options_change_allowance);
     ATF_ADD_TEST_CASE(tcs, purge__emptied_runs_kept_within_half_the_allowance);
