@@ -359,7 +359,7 @@ constexpr unsigned kSharedLargeSpins = 100;
 // second that it makes with shared_large off (a quarter of arena 0's lock
 // acquisitions found it held); entry-cache's windows see a few in 512.
 // (Counting also the large requests that found it held and went elsewhere
-// caught that sooner, but paused entry-cache too: 3 of 11 runs peaked
+// caught that sooner, but paused entry-cache too: 3 or 4 of 11 runs peaked
 // above 350 MiB.)
 constexpr uint64_t kSharedWatchWindow = 512;
 constexpr uint64_t kSharedBusyShare = 16;

@@ -411,6 +411,10 @@ ATF_TEST_CASE_BODY(purge__moving_working_set_does_not_thrash) {
     // it of each other however slow the machine, and decay purges nothing.
     Arena *a = arena0();
     g_options.decay_ms = 3600000;
+    {
+        MutexGuard guard(a->mutex);
+        a->decay_epoch_end = UINT64_MAX;  // the period began at 10 s
+    }
     uint64_t madv = moving_working_set(a, 400, 0);
     // Without the guard: one purge a round from the second on.
     ATF_REQUIRE_MSG(madv <= 8, madv << " madvise calls in 400 rounds");
@@ -665,6 +669,12 @@ ATF_TEST_CASE_BODY(purge__shared_arena_0_counts_as_used) {
     Arena *a = arena0();
     ATF_REQUIRE(g_options.shared_large);
     g_options.decay_ms = 3600000;
+    {
+        // No new decay period (which drops the doubling) during the test,
+        // however slow the machine.
+        MutexGuard guard(a->mutex);
+        a->decay_epoch_end = UINT64_MAX;
+    }
     unsigned n = a->nthreads.load();
     a->nthreads.store(0);
     moving_working_set(a, 50, 0);
