@@ -353,9 +353,8 @@ constexpr unsigned kSharedLargeSpins = 100;
 // large blocks (tools/bench large-threads).  So arena 0's lock is watched
 // over windows of kSharedWatchWindow acquisitions: when more than one in
 // kSharedBusyShare of them found it held (a thread had to wait), sharing
-// pauses for a tenth of the decay time (each thread's large runs
-// come from its own arena meanwhile) and is then tried again.  Without the
-// pause, large-threads with 8 threads on 2 CPUs made a third of the pairs a
+// pauses for a tenth of the decay time (each thread's large runs come from
+// its own arena meanwhile) and is then tried again.  Without the pause, large-threads with 8 threads on 2 CPUs made a third of the pairs a
 // second that it makes with shared_large off (a quarter of arena 0's lock
 // acquisitions found it held); entry-cache's windows see a few in 512.
 // (Counting also the large requests that found it held and went elsewhere
@@ -1295,8 +1294,8 @@ namespace {
 // thread (the shared_large option, on by default): kept apart from the
 // small runs of the other arenas, whose chunks they would otherwise split
 // (arena 0 still serves the small requests of its own threads), and
-// pooled, so a
-// page one thread frees is the next page any thread's large request takes.
+// pooled, so a page one thread frees is the next page any thread's large
+// request takes.
 // (entry-cache, 2 CPUs, 15 paired rounds: peak resident size after a scan
 // 362 -> 330 MiB with 4 threads, 297 -> 280 MiB with 1, and no slower; in
 // the 4-thread run, each thread's arena held 15-30 MiB of dirty pages from
