@@ -109,7 +109,7 @@ extern "C" AA_EXPORT constexpr struct arenalloc_debug_descriptor
     {AA_DEBUG_SIZE(TCache), AA_DEBUG_FIELD(TCache, bins), AA_DEBUG_FIELD(TCache, arena),
      AA_DEBUG_FIELD(TCache, next_free), AA_DEBUG_FIELD(TCache, next_all)},
     {AA_DEBUG_SIZE(TCacheBin), AA_DEBUG_FIELD(TCacheBin, top), AA_DEBUG_FIELD(TCacheBin, stack),
-     AA_DEBUG_FIELD(TCacheBin, limit), AA_DEBUG_FIELD(TCacheBin, nmalloc)},
+     AA_DEBUG_FIELD(TCacheBin, limit), AA_DEBUG_FIELD(TCacheBin, tick_left)},
     {AA_DEBUG_SIZE(BinInfo), AA_DEBUG_FIELD(BinInfo, region_size),
      AA_DEBUG_FIELD(BinInfo, run_pages), AA_DEBUG_FIELD(BinInfo, nregs),
      AA_DEBUG_FIELD(BinInfo, reciprocal)},

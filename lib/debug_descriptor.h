@@ -28,11 +28,13 @@
 #include <stdint.h>
 
 #define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
-#define ARENALLOC_DEBUG_VERSION 3
+/* 4: TCacheBin's last field counts down to the cache's next tick
+ * (tick_left) where it counted requests (nmalloc); nothing else changed. */
+#define ARENALLOC_DEBUG_VERSION 4
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0xe6df2fb0ecd114a4ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0xb6a1b0d9e1e2de87ULL
 
 #ifdef __cplusplus
 extern "C" {
@@ -116,7 +118,8 @@ struct aa_debug_tcache_layout { /* TCache: a thread cache */
 
 struct aa_debug_tcache_bin_layout { /* TCacheBin: one class's stack */
     uint32_t size, pad_;
-    aa_debug_field top, stack, limit, nmalloc;  /* void **: [stack, top) of [stack, limit) */
+    aa_debug_field top, stack, limit; /* void **: [stack, top) of [stack, limit) */
+    aa_debug_field tick_left;         /* int64_t: requests until the cache's next tick */
 };
 
 struct aa_debug_bin_info_layout { /* BinInfo: geometry of a small class */

@@ -5,8 +5,9 @@
 // come at least every tenth.  An arena looks whenever it releases a run;
 // an arena nobody touches any more (its threads idle or gone), and the
 // huge mapping cache, need someone else: any thread that takes a slow
-// path (a thread-cache fill or flush, every 512th allocation from a cache
-// (tcache.cc: kDecayLookAllocs), a large or huge allocation or free) calls
+// path (a thread-cache fill or flush, every 512th allocation of a class
+// from a cache (tcache.cc: kDecayLookAllocs), a large or huge allocation or
+// free) calls
 // decay_tick(), which every tenth of the decay time sweeps every arena and
 // the huge cache.  The background thread, when on, sweeps once a second.
 #ifndef ARENALLOC_DECAY_H

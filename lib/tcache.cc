@@ -23,6 +23,27 @@ int32_t g_tcache_gc_interval;
 TCache *g_tcache_all = nullptr;
 TCache *g_tcache_free = nullptr;
 
+namespace {
+
+// Allocations from a cache (over all its classes, on average) between two
+// looks of the decay rule.  A process that frees a big job's memory and
+// then goes on with light traffic served entirely from its caches
+// otherwise looked only at GC visits, every 8192 allocations: at 800
+// allocations a second (tools/bench/free_all.c) it kept 230 MiB resident
+// 12 s after the frees, past the decay time.  A look costs a clock read
+// from the vDSO.
+constexpr int32_t kDecayLookAllocs = 512;
+
+int32_t tick_period() {
+    return g_tcache_gc_interval != 0 && g_tcache_gc_interval < kDecayLookAllocs
+               ? g_tcache_gc_interval
+               : kDecayLookAllocs;
+}
+
+}  // namespace
+
+int64_t g_tcache_tick_period = kDecayLookAllocs;  // until tcache_configure()
+
 void tcache_configure() {
     bool off = options_need_slow_path();
     g_tcache_total_slots = 0;
@@ -31,6 +52,7 @@ void tcache_configure() {
         g_tcache_total_slots += g_tcache_slots[bin];
     }
     g_tcache_gc_interval = g_options.lg_tcache_gc > 0 ? int32_t{1} << g_options.lg_tcache_gc : 0;
+    g_tcache_tick_period = tick_period();
 }
 
 namespace {
@@ -45,12 +67,12 @@ uint32_t half_stack(const TCacheBin *b) { return b->max() / 2 != 0 ? b->max() / 
 
 // The counts of bin not yet handed to an arena (tcache.h: nfree_adjust).
 CountDelta unmerged_counts(const TCache *tc, unsigned bin) {
-    return {tc->bins[bin].nmalloc - tc->merged_nmalloc[bin],
+    return {tcache_bin_nmalloc(tc, bin) - tc->merged_nmalloc[bin],
             tcache_bin_nfree(tc, bin) - tc->merged_nfree[bin]};
 }
 
 void note_counts_merged(TCache *tc, unsigned bin) {
-    tc->merged_nmalloc[bin] = tc->bins[bin].nmalloc;
+    tc->merged_nmalloc[bin] = tcache_bin_nmalloc(tc, bin);
     tc->merged_nfree[bin] = tcache_bin_nfree(tc, bin);
 }
 
@@ -59,20 +81,6 @@ void note_counts_merged(TCache *tc, unsigned bin) {
 void *alloc_uncached(Arena *a, unsigned bin) {
     return bin < kNumBins ? arena_malloc_small(a, bin, false)
                           : arena_malloc_large(a, bin, kPage, false);
-}
-
-// Allocations from a cache between two looks of the decay rule.  A
-// process that frees a big job's memory and then goes on with light
-// traffic served entirely from its caches otherwise looked only at GC
-// visits, every 8192 allocations: at 800 allocations a second
-// (tools/bench/free_all.c) it kept 230 MiB resident 12 s after the frees,
-// past the decay time.  A look costs a clock read from the vDSO.
-constexpr int32_t kDecayLookAllocs = 512;
-
-int32_t gc_ticker_start() {
-    return g_tcache_gc_interval != 0 && g_tcache_gc_interval < kDecayLookAllocs
-               ? g_tcache_gc_interval
-               : kDecayLookAllocs;
 }
 
 }  // namespace
@@ -153,10 +161,10 @@ TCache *tcache_create(Arena *a) {
     }
     tc->arena = a;
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
-        tc->bins[bin].nmalloc = tc->nfree_adjust[bin] = 0;
+        tc->bins[bin].tick_left = g_tcache_tick_period;
+        tc->nmalloc_ticked[bin] = tc->nfree_adjust[bin] = 0;
         tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
     }
-    tc->gc_ticker = gc_ticker_start();
     tc->gc_bin = 0;
     tc->gc_left = g_tcache_gc_interval;
     tc->spare_batches = nullptr;
@@ -222,8 +230,7 @@ void tcache_destroy(TCache *tc) {
 namespace {
 
 void tcache_tick(TCache *tc) {
-    int32_t counted = gc_ticker_start();
-    tc->gc_ticker = counted;
+    int32_t counted = tick_period();
     decay_tick();
     if (g_tcache_gc_interval == 0)
         return;
@@ -245,6 +252,18 @@ void tcache_tick(TCache *tc) {
     tc->gc_bin = (bin + 1) % kNumTcacheClasses;
 }
 
+// Counts a request that a slow path serves from bin b, first ticking the
+// cache if the bin's countdown has run out (the hit path leaves that
+// request to the slow path).
+void count_request(TCache *tc, TCacheBin *b) {
+    if (b->tick_left <= 0) {
+        tcache_tick(tc);
+        tc->nmalloc_ticked[b - tc->bins] += static_cast<uint64_t>(g_tcache_tick_period - b->tick_left);
+        b->tick_left = g_tcache_tick_period;
+    }
+    b->tick_left--;
+}
+
 // A large class is not filled ahead: a miss takes one block from the
 // arena, counted as the cache's (the stack fills as the thread frees).
 // After a failure, once more with what is held given back.  The counts go
@@ -261,7 +280,7 @@ void *large_miss(TCache *tc, unsigned bin, bool zero) {
     }
     if (p == nullptr)
         return nullptr;  // errno set by the arena; the counts stay here
-    b->nmalloc++;
+    count_request(tc, b);
     tc->nfree_adjust[bin]--;  // handed out without passing the stack
     note_counts_merged(tc, bin);
     tc->active[bin] = 1;
@@ -276,8 +295,6 @@ void *large_miss(TCache *tc, unsigned bin, bool zero) {
 void *tcache_calloc_large(TCache *tc, unsigned bin) {
     AA_ASSERT(bin >= kNumBins && bin < kNumTcacheClasses);
     if (tc != &g_tcache_none && tc->bins[bin].top == tc->bins[bin].stack) {
-        if (tc->gc_ticker < 0)
-            tcache_tick(tc);
         return large_miss(tc, bin, true);
     }
     void *p = tcache_alloc(tc, bin);
@@ -309,12 +326,11 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
         }
         return tcache_alloc(tc, bin);
     }
-    if (tc->gc_ticker < 0)
-        tcache_tick(tc);
     TCacheBin *b = &tc->bins[bin];
-    if (bin >= kNumBins && b->top == b->stack)
-        return large_miss(tc, bin, false);
+    // A stack that is not empty came here for the tick (count_request).
     if (b->top == b->stack) {
+        if (bin >= kNumBins)
+            return large_miss(tc, bin, false);
         // Half the capacity per fill: enough to amortize the lock, not so
         // much that a thread hoards regions it will not use.  A bin whose
         // last slow path was a fill too has not overflowed since: its
@@ -343,7 +359,7 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
         decay_tick();
     }
     void *p = *--b->top;
-    b->nmalloc++;
+    count_request(tc, b);
     *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
 }

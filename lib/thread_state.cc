@@ -112,12 +112,10 @@ uint64_t cached_bytes(uint64_t (*count)(const TCache *, unsigned)) {
     return n;
 }
 
-uint64_t bin_nmalloc(const TCache *tc, unsigned bin) { return tc->bins[bin].nmalloc; }
-
 }  // namespace
 
 uint64_t thread_bytes_allocated() {
-    return tls_thread_state.allocated_uncached + cached_bytes(bin_nmalloc);
+    return tls_thread_state.allocated_uncached + cached_bytes(tcache_bin_nmalloc);
 }
 
 uint64_t thread_bytes_deallocated() {

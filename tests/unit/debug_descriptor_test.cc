@@ -94,12 +94,12 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
                              M(HugeStats, allocated), M(HugeStats, mapped),
                              M(HugeStats, cached)};
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M(TCache, arena),
-                          M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
-                          M(TCache, gc_ticker), M(TCache, gc_bin), M(TCache, gc_left), M(TCache, next_free),
+                          M(TCache, nmalloc_ticked), M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
+                          M(TCache, gc_bin), M(TCache, gc_left), M(TCache, next_free),
                           M(TCache, next_all), M(TCache, spare_batches),
                           FLEX(TCache, slots, void *)};
 const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
-                             M(TCacheBin, nmalloc)};
+                             M(TCacheBin, tick_left)};
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),
                            M(BinInfo, reciprocal), M(BinInfo, start_magic)};
 const Member kSizeClassTable[] = {M(SizeClassTable, size), M(SizeClassTable, bin),

@@ -104,7 +104,8 @@ struct TCacheM {
 constexpr size_t kListLimit = size_t{1} << 22;  // bounds list walks on a corrupt heap
 
 // A version 3 descriptor as first shipped: everything before the first
-// appended field.
+// appended field.  Version 4 changed the meaning of one TCacheBin field,
+// not the descriptor, so this is still the shortest one accepted.
 constexpr size_t kVersion3Size = offsetof(struct arenalloc_debug_descriptor, tcache_nclasses);
 
 }  // namespace
