@@ -29,7 +29,8 @@
 
 #define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
 /* 4: TCacheBin's last field counts down to the cache's next tick
- * (tick_left) where it counted requests (nmalloc); nothing else changed. */
+ * (tick_left) where it counted requests (nmalloc); nothing else changed,
+ * and a reader that does not read that field reads version 3 as 4. */
 #define ARENALLOC_DEBUG_VERSION 4
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order

@@ -52,6 +52,7 @@ void tcache_configure() {
         g_tcache_total_slots += g_tcache_slots[bin];
     }
     g_tcache_gc_interval = g_options.lg_tcache_gc > 0 ? int32_t{1} << g_options.lg_tcache_gc : 0;
+    AA_ASSERT(g_tcache_all == nullptr);  // the bins' countdowns assume one period
     g_tcache_tick_period = tick_period();
 }
 
@@ -161,8 +162,18 @@ TCache *tcache_create(Arena *a) {
     }
     tc->arena = a;
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
-        tc->bins[bin].tick_left = g_tcache_tick_period;
-        tc->nmalloc_ticked[bin] = tc->nfree_adjust[bin] = 0;
+        // The bins start their countdowns out of step (a golden-ratio
+        // spread over the period), so a thread that cycles through a few
+        // classes ticks about every period allocations rather than all
+        // its classes at once, a few periods apart.  Their request counts
+        // start at zero all the same (tcache_bin_nmalloc; the unsigned
+        // sum wraps).
+        uint64_t spread = static_cast<uint32_t>(bin * 0x9e3779b9u);  // bin x 2^32 / golden ratio
+        uint64_t period = static_cast<uint64_t>(g_tcache_tick_period);
+        int64_t left = 1 + static_cast<int64_t>((spread * period) >> 32);
+        tc->bins[bin].tick_left = left;
+        tc->nmalloc_ticked[bin] = static_cast<uint64_t>(left - g_tcache_tick_period);
+        tc->nfree_adjust[bin] = 0;
         tc->merged_nmalloc[bin] = tc->merged_nfree[bin] = 0;
     }
     tc->gc_bin = 0;
@@ -230,7 +241,7 @@ void tcache_destroy(TCache *tc) {
 namespace {
 
 void tcache_tick(TCache *tc) {
-    int32_t counted = tick_period();
+    int32_t counted = static_cast<int32_t>(g_tcache_tick_period);
     decay_tick();
     if (g_tcache_gc_interval == 0)
         return;
@@ -252,16 +263,18 @@ void tcache_tick(TCache *tc) {
     tc->gc_bin = (bin + 1) % kNumTcacheClasses;
 }
 
-// Counts a request that a slow path serves from bin b, first ticking the
-// cache if the bin's countdown has run out (the hit path leaves that
-// request to the slow path).
+// Counts a request that a slow path serves from bin b, then ticks the
+// cache if the bin's countdown had run out (the hit path leaves that
+// request to the slow path).  Counted first, so that a GC visit the tick
+// makes sees the counts whole.
 void count_request(TCache *tc, TCacheBin *b) {
-    if (b->tick_left <= 0) {
-        tcache_tick(tc);
-        tc->nmalloc_ticked[b - tc->bins] += static_cast<uint64_t>(g_tcache_tick_period - b->tick_left);
-        b->tick_left = g_tcache_tick_period;
+    if (b->tick_left > 0) {
+        b->tick_left--;
+        return;
     }
-    b->tick_left--;
+    tc->nmalloc_ticked[b - tc->bins] += static_cast<uint64_t>(g_tcache_tick_period - b->tick_left);
+    b->tick_left = g_tcache_tick_period - 1;
+    tcache_tick(tc);
 }
 
 // A large class is not filled ahead: a miss takes one block from the
@@ -275,7 +288,9 @@ void *large_miss(TCache *tc, unsigned bin, bool zero) {
     counts.nmalloc++;
     void *p = arena_malloc_large(tc->arena, bin, kPage, zero, &counts);
     if (AA_UNLIKELY(p == nullptr)) {
-        g_reclaim_for_retry();
+        g_reclaim_for_retry();  // merges this cache's counts: take them anew
+        counts = unmerged_counts(tc, bin);
+        counts.nmalloc++;
         p = arena_malloc_large(tc->arena, bin, kPage, zero, &counts);
     }
     if (p == nullptr)

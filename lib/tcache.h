@@ -8,13 +8,14 @@
 // KiB worth, but between 16 and 128 regions; H and h scale the 32 KiB and
 // the 128, and the 16 only where a halved 128 falls below it); a cached
 // large class about 128 KiB worth, at least one block.  Every
-// g_tcache_gc_interval allocations (8192 by default, G and g) one
-// class is visited; a class that needed no fill and no flush since the
-// last visit is idle, and half of its stack is flushed, so an idle class
+// g_tcache_gc_interval allocations (8192 by default, G and g) one class
+// is visited; a class that needed no fill and no flush since the last
+// visit is idle, and half of its stack is flushed, so an idle class
 // drains to nothing while a busy one keeps what it uses.  Every
-// kDecayLookAllocs allocations of a class (or the GC interval, if
-// shorter) the cache also gives the decay rule a look (decay_tick): each
-// bin's countdown is the cache's clock (tcache_alloc).
+// kDecayLookAllocs allocations (or the GC interval, if shorter) the cache
+// also gives the decay rule a look (decay_tick).  Both are counted on the
+// cache's clock, each bin's countdown (tcache_alloc): on average over the
+// bins, that is.
 //
 // Cross-thread frees: a region freed by a thread other than the one that
 // allocated it goes onto the freeing thread's stack like any other; the
@@ -142,8 +143,9 @@ struct TCache {
     uint64_t merged_nmalloc[kNumTcacheClasses];  // bins' counts already handed to arenas
     uint64_t merged_nfree[kNumTcacheClasses];
     // Frees taken are not counted on the free hit path: every push raises
-    // the bin's count, so they are count + nmalloc + nfree_adjust, where
-    // the slow paths add what they flush and subtract what they fill.
+    // the bin's count, so they are count + tcache_bin_nmalloc +
+    // nfree_adjust, where the slow paths add what they flush and subtract
+    // what they fill.
     uint64_t nfree_adjust[kNumTcacheClasses];
     uint32_t gc_bin;       // class the next GC visit looks at
     int32_t gc_left;       // allocations until the next GC visit
@@ -161,10 +163,12 @@ extern AA_HIDDEN TCache g_tcache_none;
 
 // Requests bin has served since its thread started.  (The placeholder
 // cache, all zeros, has served none: its countdown is not a clock.)
+// (Not counted at all when the hit paths do not count: --disable-stats.)
 AA_ALWAYS_INLINE uint64_t tcache_bin_nmalloc(const TCache *tc, unsigned bin) {
-    if (tc == &g_tcache_none)
+    if (!kStats || tc == &g_tcache_none)
         return 0;
-    return tc->nmalloc_ticked[bin] + static_cast<uint64_t>(g_tcache_tick_period - tc->bins[bin].tick_left);
+    return tc->nmalloc_ticked[bin] +
+           static_cast<uint64_t>(g_tcache_tick_period - tc->bins[bin].tick_left);
 }
 
 // Frees bin has taken since its thread started.
@@ -245,9 +249,9 @@ void tcache_postfork_child();
 // countdown is the cache's clock: every malloc counts in exactly one bin,
 // so the ticks of all bins together still come once a period on average.
 // An empty stack and a tick due both make one of two numbers negative, so
-// one branch tests both; as two branches, or with one countdown for the
-// whole cache, malloc-test ran 5-7 % slower (lib/README: "The cache's
-// clock").
+// one branch tests both; as two branches (the tick counted by the bin or
+// by the whole cache) malloc-test ran 5-8 % slower (lib/README: "The
+// cache's clock").
 AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     TCacheBin *b = &tc->bins[bin];
     void **top = b->top;

@@ -545,6 +545,58 @@ ATF_TEST_CASE_BODY(tcache__large_counts_reach_the_arenas) {
     pthread_barrier_destroy(&w.checked);
 }
 
+namespace {
+
+// Requests of class bin that the arenas have been told of.
+uint64_t arena_requests_all(unsigned bin) {
+    if (bin >= kNumBins)
+        return large_requests_all();
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < g_narenas; i++) {
+        if (Arena *a = arena_peek(i)) {
+            MutexGuard guard(a->mutex);
+            sum += a->bins[bin].nrequests;
+        }
+    }
+    return sum;
+}
+
+}  // namespace
+
+// A bin's request count is derived from the countdown to its cache's next
+// tick (tcache.h, tick_left): it stays exact across ticks, with the counts
+// merged into the arenas between them, for a small class and a cached
+// large one; and the ticks happen (each takes the period off the
+// allocations left until the next GC visit).
+ATF_TEST_CASE_WITHOUT_HEAD(tcache__counts_exact_across_ticks);
+ATF_TEST_CASE_BODY(tcache__counts_exact_across_ticks) {
+    aa_free(aa_malloc(64));
+    TCache *tc = own_cache();
+    ATF_REQUIRE(g_tcache_gc_interval >= 8 * g_tcache_tick_period);
+    const uint64_t n = 3 * static_cast<uint64_t>(g_tcache_tick_period) + 7;
+    for (size_t size : {size_t{64}, size_t{16} << 10}) {
+        unsigned bin = size_to_class(size);
+        tcache_merge_counts(tc);
+        uint64_t nmalloc = tcache_bin_nmalloc(tc, bin);
+        uint64_t nfree = tcache_bin_nfree(tc, bin);
+        uint64_t arena_requests = arena_requests_all(bin);
+        int64_t gc_left = tc->gc_left;
+        for (uint64_t i = 0; i < n; i++) {
+            aa_free(aa_malloc(size));
+            if (i % 200 == 0)
+                tcache_merge_counts(tc);
+        }
+        ATF_REQUIRE_EQ(tcache_bin_nmalloc(tc, bin) - nmalloc, n);
+        ATF_REQUIRE_EQ(tcache_bin_nfree(tc, bin) - nfree, n);
+        tcache_merge_counts(tc);
+        ATF_REQUIRE_EQ(arena_requests_all(bin) - arena_requests, n);
+        // At least three ticks of this bin, and no GC visit yet (the
+        // interval is at least 8 periods, and this is at most 8 ticks in).
+        ATF_REQUIRE_MSG(gc_left - tc->gc_left >= 3 * g_tcache_tick_period,
+                        "gc_left " << gc_left << " -> " << tc->gc_left);
+    }
+}
+
 // A thread whose first call frees a cached large block gets a cache, as
 // one that first frees a small block does.
 ATF_TEST_CASE_WITHOUT_HEAD(tcache__large_free_only_thread_gets_a_cache);
@@ -641,5 +693,6 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, tcache__thread_exit_returns_large_blocks);
     ATF_ADD_TEST_CASE(tcs, tcache__large_classes_bounded);
     ATF_ADD_TEST_CASE(tcs, tcache__large_counts_reach_the_arenas);
+    ATF_ADD_TEST_CASE(tcs, tcache__counts_exact_across_ticks);
     ATF_ADD_TEST_CASE(tcs, tcache__large_free_only_thread_gets_a_cache);
 }

@@ -432,12 +432,14 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     ATF_REQUIRE_MSG(any_contains(f, "is not the start of a large run"), joined(f));
     self.patches = {};
 
-    // A descriptor from before tcache_nclasses was appended: the walker
-    // reads the small classes only, and the cached large runs then read as
-    // allocated, still without a problem.
+    // A descriptor from before tcache_nclasses was appended (version 3,
+    // which differs from 4 only in a TCacheBin field the walker does not
+    // read): the walker reads the small classes only, and the cached large
+    // runs then read as allocated, still without a problem.
     auto old_size =
         static_cast<uint32_t>(offsetof(struct arenalloc_debug_descriptor, tcache_nclasses));
-    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size)};
+    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size),
+                    patch(&arenalloc_debug_descriptor.version, 3u)};
     aa_walker *old = open_walker(&self);
     aa_totals old_t;
     ATF_REQUIRE_EQ(aa_walker_totals(old, &old_t), 0);
@@ -449,7 +451,8 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_ALLOCATED});
     aa_walker_close(old);
     char err[256];
-    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size - 8)};
+    self.patches = {patch(&arenalloc_debug_descriptor.size, old_size - 8),
+                    patch(&arenalloc_debug_descriptor.version, 3u)};
     ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
     ATF_REQUIRE_MSG(std::string(err).find("too short") != std::string::npos, err);
     aa_walker_close(w);

@@ -104,8 +104,8 @@ struct TCacheM {
 constexpr size_t kListLimit = size_t{1} << 22;  // bounds list walks on a corrupt heap
 
 // A version 3 descriptor as first shipped: everything before the first
-// appended field.  Version 4 changed the meaning of one TCacheBin field,
-// not the descriptor, so this is still the shortest one accepted.
+// appended field (version 4 changed what one TCacheBin field counts, not
+// the descriptor).
 constexpr size_t kVersion3Size = offsetof(struct arenalloc_debug_descriptor, tcache_nclasses);
 
 }  // namespace
@@ -174,8 +174,10 @@ struct aa_walker {
             error = "the target is not a 64-bit little-endian arenalloc (unsupported)";
             return false;
         }
-        if (version != ARENALLOC_DEBUG_VERSION) {
-            error = format("arenalloc debug descriptor version %u; this walker reads version %u",
+        // Version 3 differs only in what TCacheBin's last field counts,
+        // which this walker does not read.
+        if (version != ARENALLOC_DEBUG_VERSION && version != 3) {
+            error = format("arenalloc debug descriptor version %u; this walker reads versions 3 and %u",
                            version, ARENALLOC_DEBUG_VERSION);
             return false;
         }
