@@ -13,9 +13,9 @@
 // visit is idle, and half of its stack is flushed, so an idle class
 // drains to nothing while a busy one keeps what it uses.  Every
 // kDecayLookAllocs allocations (or the GC interval, if shorter) the cache
-// also gives the decay rule a look (decay_tick).  Both are counted on the
-// cache's clock, each bin's countdown (tcache_alloc): on average over the
-// bins, that is.
+// also gives the decay rule a look (decay_tick).  Both intervals are
+// counted by the bins' countdowns (tcache_alloc), so they hold on average
+// over the classes a thread uses.
 //
 // Cross-thread frees: a region freed by a thread other than the one that
 // allocated it goes onto the freeing thread's stack like any other; the
@@ -161,9 +161,9 @@ struct TCache {
 // null test.
 extern AA_HIDDEN TCache g_tcache_none;
 
-// Requests bin has served since its thread started.  (The placeholder
-// cache, all zeros, has served none: its countdown is not a clock.)
-// (Not counted at all when the hit paths do not count: --disable-stats.)
+// Requests bin has served since its thread started: none in the
+// placeholder cache (all zeros, its countdown is no clock), and none
+// counted at all when the hit paths do not count (--disable-stats).
 AA_ALWAYS_INLINE uint64_t tcache_bin_nmalloc(const TCache *tc, unsigned bin) {
     if (!kStats || tc == &g_tcache_none)
         return 0;
