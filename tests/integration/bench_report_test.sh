@@ -4,7 +4,10 @@
 # worked out by hand, the ratio to the best peer, its by-round range, the
 # geometric mean, and the table of --tuned variants paired round by round
 # (a variant is never taken as the best peer, even when it does best),
-# and the throughput of the workloads run at several thread counts.
+# the harness floor (a reference: never a peer, never in the main tables,
+# only in its own table of shares), and the throughput of the workloads
+# run at several thread counts; and that the floor library itself serves
+# malloc-test.
 
 report() { echo "$(atf_config_get top_srcdir)/tools/bench/report.py"; }
 
@@ -29,15 +32,19 @@ make_input() {
 	if [ -n "$variant" ]; then
 		printf 'variant\tv\nalloc\tv\t/lib/arenalloc.so\tarenalloc with MALLOC_OPTIONS=X\n' >>meta.tsv
 	fi
+	if [ -n "$floor" ]; then
+		printf 'alloc\tfl\t/tmp/floor_alloc.so\tharness floor\nreference\tfl\n' >>meta.tsv
+	fi
 	printf 'step\ts1\tw1\trate\tprog 1\nstep\ts2\tw2\tseconds\tprog 2\n' >>meta.tsv
 	: >raw.tsv
 	row() { printf '%s\t%s\t%s\tresult\t%s\t%s\t%s\t%s\n' "$@" >>raw.tsv; }
-	for r in "1 100 120 90 100" "2 100 100 95 130" "3 80 112 80 120"; do
+	for r in "1 100 120 90 100 200" "2 100 100 95 130 250" "3 80 112 80 120 100"; do
 		set -- $r
 		row s1 arenalloc $1 rate $2 Mops/s higher
 		row s1 peer1 $1 rate $3 Mops/s higher
 		row s1 peer2 $1 rate $4 Mops/s higher
 		[ -z "$variant" ] || row s1 v $1 rate $5 Mops/s higher
+		[ -z "$floor" ] || row s1 fl $1 rate $6 Mops/s higher
 	done
 	for r in "1 1.5" "2 1.0" "3 3.0"; do
 		set -- $r
@@ -47,6 +54,11 @@ make_input() {
 		[ -z "$variant" ] || row s2 v $1 seconds $2 s lower
 	done
 }
+
+# The floor (fl) runs s1 only: rounds 200 250 100, median 200.  Shares
+# of it: arenalloc 100/200 = 0.500, peer1 112/200 = 0.560, peer2 0.450;
+# arenalloc round by round 100/200 100/250 80/100: 0.400-0.800.
+floor=
 
 atf_test_case ratios
 ratios_head() {
@@ -207,9 +219,56 @@ no_scaling_body() {
 	atf_check -s exit:1 test -e out.scaling.svg
 }
 
+atf_test_case floor_reference
+floor_reference_head() {
+	atf_set "descr" "the harness floor: its own table of shares, never a peer nor a column"
+	atf_set "require.progs" "python3"
+}
+floor_reference_body() {
+	variant= floor=fl
+	make_input
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	# The floor does best on s1, yet the ratio is still to peer1, the
+	# bold value is peer1's and the summary has no column for it.
+	atf_check -o match:'^\| step \| figure \| arenalloc \| peer1 \| peer2 \| best peer \| ratio \| by round \|$' \
+	    -o match:'^\| s1 \| rate \(Mops/s, higher is better\) \| 100.0 \| \*\*112.0\*\* \| 90.00 \| peer1 \| 1.12 \| 1.00-1.40 \|$' \
+	    cat out.md
+	atf_check -o match:'^## w1 against the harness floor \(fl\)$' \
+	    -o match:'^\| step \| fl \| arenalloc \| peer1 \| peer2 \| by round \|$' \
+	    -o match:'^\| s1 \| 200.0 Mops/s \| 0.500 \| 0.560 \| 0.450 \| 0.400-0.800 \|$' \
+	    -o not-match:'^\| s2 \| [0-9.]+ s \|' cat out.md
+	# The allocators' table lists it, with what it is.
+	atf_check -o match:'^\| fl \| /tmp/floor_alloc.so \| harness floor \|$' cat out.md
+	atf_check -o inline:'1.12 0.5 [0.4, 0.8]\n' python3 -c '
+import json
+d = json.load(open("out.json"))
+f = d["steps"][0]["figures"]["rate"]
+r = f["share_of_reference"]["fl"]
+print(round(f["ratio"], 4), r["shares"]["arenalloc"], r["subject_rounds"])'
+	# The bar chart has no bar for it.
+	check_xml out.svg
+	atf_check -o not-match:'>fl<' cat out.svg
+}
+
+atf_test_case floor_library
+floor_library_head() {
+	atf_set "descr" "floor_alloc.c builds and serves malloc-test's threads"
+	atf_set "require.progs" "cc"
+}
+floor_library_body() {
+	local bench="$(atf_config_get top_srcdir)/tools/bench"
+	atf_check cc -O2 -Wall -Werror -fPIC -shared -o floor_alloc.so "$bench/floor_alloc.c"
+	atf_check cc -O2 -pthread -o malloc_test "$bench/malloc_test.c"
+	atf_check -o match:"^malloc from: .*floor_alloc.so\$" \
+	    -o match:'^result throughput_Mops [0-9.]+ Mops/s higher$' \
+	    env LD_PRELOAD="$PWD/floor_alloc.so" ./malloc_test 1024 100000 3
+}
+
 atf_init_test_cases() {
 	atf_add_test_case ratios
 	atf_add_test_case tuned_pairs
+	atf_add_test_case floor_reference
+	atf_add_test_case floor_library
 	atf_add_test_case scaling
 	atf_add_test_case scaling_limits
 	atf_add_test_case no_scaling

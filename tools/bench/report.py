@@ -10,6 +10,8 @@ META.tsv, one item a line, fields separated by tabs:
     KEY  VALUE                          date, host, cpus, command, ...
     alloc  NAME  PATH  VERSION          in the order of the table
     variant  NAME                       arenalloc with other options (--tuned)
+    reference  NAME                     a yardstick, not an allocator (the
+                                        harness floor): in its own table only
     step  NAME  WORKLOAD  PRIMARY  COMMAND
     note  TEXT
 RAW.tsv, one line per figure of one run:
@@ -21,7 +23,10 @@ Every ratio is arranged so that below 1.0 means arenalloc did better:
 for a figure where lower is better it is arenalloc / best peer, where
 higher is better it is best peer / arenalloc.  The best peer is the best
 median among the allocators other than arenalloc (and its --tuned
-variants, which are shown but never taken as the best peer).
+variants, which are shown but never taken as the best peer).  A reference
+(the harness floor of malloc-test, floor_alloc.c) is no allocator: it is
+left out of every table but its own, where each allocator's figure is
+given as a share of the floor's.
 """
 
 import json
@@ -90,7 +95,8 @@ def paired_ratios(fig, a, b):
 
 
 def load(meta_path, raw_path):
-    meta = {"allocators": [], "steps": [], "notes": [], "variants": []}
+    meta = {"allocators": [], "steps": [], "notes": [], "variants": [],
+            "references": []}
     for row in read_tsv(meta_path):
         if row[0] == "alloc":
             meta["allocators"].append(
@@ -104,11 +110,14 @@ def load(meta_path, raw_path):
             meta["notes"].append(row[1])
         elif row[0] == "variant":
             meta["variants"].append(row[1])
+        elif row[0] == "reference":
+            meta["references"].append(row[1])
         else:
             meta[row[0]] = row[1] if len(row) > 1 else ""
 
     aggregate = "best" if meta.get("aggregate") == "best" else "median"
-    names = [a["name"] for a in meta["allocators"]]
+    every = [a["name"] for a in meta["allocators"]]
+    names = [a for a in every if a not in meta["references"]]
     steps = {s["name"]: dict(s, figures={}, series={}, failures={})
              for s in meta["steps"]}
     for row in read_tsv(raw_path):
@@ -130,13 +139,17 @@ def load(meta_path, raw_path):
     for s in steps.values():
         for fig in s["figures"].values():
             fig["median"] = {a: statistics.median(v for _, v in fig["rounds"][a])
-                             for a in names if a in fig["rounds"]}
+                             for a in every if a in fig["rounds"]}
             lower = fig["better"] == "lower"
             # The best round: the one other work on the machine disturbed
             # least (--best; for CPU cost on a shared machine).
             fig["best"] = {a: (min if lower else max)(v for _, v in fig["rounds"][a])
-                           for a in names if a in fig["rounds"]}
-            fig["value"] = fig[aggregate]
+                           for a in every if a in fig["rounds"]}
+            # The references' figures go aside, for their own table.
+            fig["reference"] = {a: fig[aggregate][a] for a in meta["references"]
+                                if a in fig[aggregate]}
+            fig["value"] = {a: v for a, v in fig[aggregate].items()
+                            if a not in meta["references"]}
             peers = {a: v for a, v in fig["value"].items()
                      if a != SUBJECT and a not in meta["variants"]}
             best = None
@@ -171,6 +184,17 @@ def load(meta_path, raw_path):
                         "median": statistics.median(pairs),
                         "range": [min(pairs), max(pairs)],
                         "rounds": len(pairs)}
+            # Each allocator against each reference: its share of the
+            # reference's figure (1.00: as fast as the floor), and
+            # arenalloc's share round by round.
+            fig["share_of_reference"] = {}
+            for ref, rv in fig["reference"].items():
+                shares = {a: (rv / v if lower else v / rv)
+                          for a, v in fig["value"].items() if v > 0 and rv > 0}
+                rounds = [r for _, r in paired_ratios(fig, ref, SUBJECT)]
+                fig["share_of_reference"][ref] = {
+                    "shares": shares,
+                    "subject_rounds": [min(rounds), max(rounds)] if len(rounds) > 1 else None}
             # Each allocator against the best of all (the chart's bars).
             allv = fig["value"]
             fig["to_best"] = {}
@@ -365,6 +389,32 @@ def markdown(meta, names, steps, summ, scal):
     if any(len(sc["threads"]) > 2 for sc in scal.values()):
         w("The chart in the file beside this one whose name ends in "
           "`.scaling.svg` draws these figures against the thread count.\n")
+
+    for ref in meta["references"]:
+        rows = [s for s in steps
+                if ref in s["figures"].get(s["primary"], {}).get("reference", {})]
+        if not rows:
+            continue
+        w(f"## {rows[0]['workload']} against the harness floor ({ref})\n")
+        w(f"The {ref} row runs the same program under tools/bench/floor_alloc.c, "
+          "whose malloc and free do next to nothing (a per-thread stack of "
+          "blocks, no lock, no atomic), interleaved with the allocators in "
+          "every round: it measures the loop around the allocator, which no "
+          "allocator can make faster.  Each cell is the allocator's main "
+          "figure as a share of the floor's (1.00: as fast as the floor); "
+          "*by round* is arenalloc's share taken round by round.\n")
+        w(f"| step | {ref} | " + " | ".join(names) + " | by round |")
+        w("|---|---:|" + "---:|" * len(names) + "---:|")
+        for s in rows:
+            fig = s["figures"][s["primary"]]
+            sh = fig["share_of_reference"][ref]
+            v, unit = shown(fig["reference"][ref], fig["unit"])
+            cells = [f"{sh['shares'][a]:.3f}" if a in sh["shares"] else "-"
+                     for a in names]
+            rng = sh["subject_rounds"]
+            w(f"| {s['name']} | {fmt(v)} {unit} | " + " | ".join(cells)
+              + f" | {f'{rng[0]:.3f}-{rng[1]:.3f}' if rng else '-'} |")
+        w("")
 
     if meta["variants"]:
         w("## --tuned variants against the defaults, round by round\n")
