@@ -350,6 +350,50 @@ ATF_TEST_CASE_BODY(linkage__no_static_constructors)
     }
 }
 
+// Issue 9 item 2: the code of malloc and free themselves is the thread
+// cache's hit path (everything else is reached by a jump out of it), and
+// it holds no atomic read-modify-write (no lock prefix, no xchg with
+// memory) and calls nothing (so no mutex either).  It reads the x86-64
+// disassembly; a debug or sanitized build puts checks into the path.
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__hit_paths_take_no_lock);
+ATF_TEST_CASE_BODY(linkage__hit_paths_take_no_lock)
+{
+#if !defined(__x86_64__)
+    ATF_SKIP("reads x86-64 disassembly");
+#elif ARENALLOC_DEBUG || defined(ARENALLOC_SANITIZED)
+    ATF_SKIP("a debug or sanitized build puts checks into the hit path");
+#else
+    const std::string out = tool_output(
+        "objdump", { "-d", "--no-show-raw-insn", "-M", "att", shlib(*this) });
+    static const std::regex atomic_re(
+        "^\\s*[0-9a-f]+:\\s+(lock\\b|xchg\\S*\\s+.*\\()");
+    static const std::regex call_re("^\\s*[0-9a-f]+:\\s+call");
+    for (const std::string fn : { "malloc", "free" }) {
+        // Its body: from the line "ADDRESS <fn>:" to the blank line.
+        std::vector<std::string> body;
+        bool in = false;
+        for (const std::string &line : testutil::lines_of(out)) {
+            if (!in) {
+                const std::string head = " <" + fn + ">:";
+                in = line.size() > head.size() &&
+                     line.compare(line.size() - head.size(), head.size(), head) == 0;
+                continue;
+            }
+            if (line.empty())
+                break;
+            body.push_back(line);
+        }
+        TU_REQUIRE_MSG(body.size() >= 5, "no body of " << fn << " in objdump -d");
+        for (const std::string &line : body) {
+            TU_REQUIRE_MSG(!std::regex_search(line, atomic_re),
+                           fn << " has an atomic read-modify-write: " << line);
+            TU_REQUIRE_MSG(!std::regex_search(line, call_re),
+                           fn << " calls out of its hit path: " << line);
+        }
+    }
+#endif
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, linkage__needed_libraries);
@@ -359,4 +403,5 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, linkage__prefixed_exported_symbols);
     ATF_ADD_TEST_CASE(tcs, linkage__objects_need_no_cxx_runtime);
     ATF_ADD_TEST_CASE(tcs, linkage__no_static_constructors);
+    ATF_ADD_TEST_CASE(tcs, linkage__hit_paths_take_no_lock);
 }
