@@ -11,6 +11,7 @@ namespace arenalloc {
 // instrumented build (-fsanitize=undefined) keeps it as a static
 // constructor, which the library must not have.
 std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits] = {};
+std::atomic<uintptr_t> g_registry_stamp{kRegistryStampUnit};
 
 namespace {
 
@@ -53,6 +54,12 @@ void registry_remove(const void *addr, size_t size) {
     MutexGuard guard(g_registry_mutex);
     for (uintptr_t key = first; key <= last; key++)
         leaf_for(key, false)->slots[key & kLeafMask].store(0, std::memory_order_release);
+    // Every thread's memo goes stale.  A free that still reads the old
+    // stamp is of a block in a granule that is not being removed (a live
+    // block keeps its chunk), or of a bad pointer, which the tree would
+    // not have caught any more safely while the granule is being unmapped.
+    g_registry_stamp.store(g_registry_stamp.load(std::memory_order_relaxed) + kRegistryStampUnit,
+                           std::memory_order_release);
 }
 
 void registry_for_each(void (*visit)(uintptr_t value, void *ctx), void *ctx) {

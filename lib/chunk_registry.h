@@ -38,6 +38,15 @@ struct RegistryLeaf {
 
 extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
 
+// Advanced by every registry_remove, in units of kRegistryStampUnit (above
+// every granule key), so that key ^ stamp names a granule as it was at one
+// time: a thread's memo of the last chunk it freed into (ThreadState) is
+// good while the stamp it was taken under is current.  Starts at one unit,
+// so no memo tag is ever 0.
+constexpr uintptr_t kRegistryStampUnit = uintptr_t{1} << 32;
+static_assert(kRegistryKeyBits <= 32, "granule keys must stay below the stamp");
+extern AA_HIDDEN std::atomic<uintptr_t> g_registry_stamp;
+
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.
 AA_ALWAYS_INLINE uintptr_t registry_lookup(const void *addr) {

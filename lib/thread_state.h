@@ -37,6 +37,10 @@ struct ThreadState {
     // rest.  For thread.allocated / thread.deallocated.
     uint64_t allocated_uncached;
     uint64_t deallocated_uncached;
+    // The registry's answer for the granule this thread last freed a small
+    // region into, and key ^ stamp when it was read (0: none); aa_free.
+    uintptr_t free_memo_tag;
+    uintptr_t free_memo_owner;
 };
 
 extern AA_HIDDEN __thread ThreadState tls_thread_state AA_TLS_MODEL;

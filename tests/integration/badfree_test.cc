@@ -427,6 +427,37 @@ ATF_TEST_CASE_BODY(free__unmapped_address)
     free(keep);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(free__chunk_unmapped_since_last_free);
+ATF_TEST_CASE_BODY(free__chunk_unmapped_since_last_free)
+{
+    // free() remembers the chunk the thread last freed into, to skip the
+    // registry next time.  Once that chunk is unmapped, an address in it
+    // must be refused as not ours, not looked up in a header that is gone.
+    // Nothing may be freed between the free of p and the bad call, or the
+    // memo would name another chunk: the child is forked at once.
+    unsigned n = 0;
+    size_t len = sizeof(n);
+    ATF_REQUIRE(mallctl("arenas.narenas", &n, &len, NULL, 0) == 0);
+    if (n < 2)
+        ATF_SKIP("needs an arena of its own");
+    unsigned own = n - 1;  // no other thread of this process uses it
+    ATF_REQUIRE(mallctl("thread.arena", NULL, NULL, &own, sizeof(own)) == 0);
+    // Nothing of the old arena stays in the cache to be handed out below.
+    ATF_REQUIRE(mallctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
+    // A cached large class: its run, unlike a small class's current run,
+    // leaves the chunk empty once flushed.
+    void *p = malloc(32 * KiB);
+    ATF_REQUIRE(p != NULL);
+    free(opaque(p));  // the thread's memo now names p's chunk
+    ATF_REQUIRE(mallctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
+    arenalloc_purge();
+    errno = 0;
+    if (!(msync(p, 4096, MS_ASYNC) == -1 && errno == ENOMEM))
+        ATF_FAIL("the chunk of p is still mapped after arenalloc_purge()");
+    const testutil::child_result r = testutil::run_in_child([p] { free(opaque(p)); });
+    require_report(r, "free", p, kNotOurs);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(free__foreign_mapping);
 ATF_TEST_CASE_BODY(free__foreign_mapping)
 {
@@ -846,6 +877,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__static_pointer);
     ATF_ADD_TEST_CASE(tcs, free__wild_low_address);
     ATF_ADD_TEST_CASE(tcs, free__unmapped_address);
+    ATF_ADD_TEST_CASE(tcs, free__chunk_unmapped_since_last_free);
     ATF_ADD_TEST_CASE(tcs, free__foreign_mapping);
     ATF_ADD_TEST_CASE(tcs, free__small_interior);
     ATF_ADD_TEST_CASE(tcs, free__large_interior);
