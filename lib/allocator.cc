@@ -427,19 +427,16 @@ namespace {
 // alignment is always aligned to it (size_classes_test), so a
 // thread-cache pop will do.  nullptr when the inline paths are shut (an
 // option needs every call on the slow path), the request is not cached, or
-// the class's stack is empty: the caller then takes the general path,
-// which fills it (and leaves errno alone when that fails).
+// the class's stack is empty or its tick due: the caller then takes the
+// general path, which fills it and ticks (and leaves errno alone when
+// that fails).
 AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {
     if (size - 1 >= g_fast_limit || align > kPage)
         return nullptr;
     size_t rounded = align_up(size, align);
     if (rounded - 1 >= g_fast_limit)
         return nullptr;
-    TCache *tc = tls_thread_state.tcache;
-    size_t bin = kSizeClasses.lookup[(rounded + 7) >> 3];
-    if (tc->bins[bin].top == tc->bins[bin].stack)
-        return nullptr;
-    return tcache_alloc(tc, bin);
+    return tcache_try_alloc(tls_thread_state.tcache, size_t{kSizeClasses.lookup[(rounded + 7) >> 3]});
 }
 
 // The general paths, apart so that the fast ones above need no frame.

@@ -252,7 +252,8 @@ void tcache_postfork_child();
 // one branch tests both; as two branches (the tick counted by the bin or
 // by the whole cache) malloc-test ran 5-8 % slower (lib/README: "The
 // cache's clock").
-AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
+template <typename Miss>
+AA_ALWAYS_INLINE void *tcache_pop(TCache *tc, size_t bin, Miss miss) {
     TCacheBin *b = &tc->bins[bin];
     void **top = b->top;
     AA_ASSERT(top >= b->stack && top <= b->limit);
@@ -262,7 +263,7 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     intptr_t room = static_cast<intptr_t>(reinterpret_cast<uintptr_t>(top) - 1 -
                                           reinterpret_cast<uintptr_t>(b->stack));
     if (AA_UNLIKELY((left | room) < 0))
-        return tcache_alloc_slow(tc, b);
+        return miss(b);
     top--;
     b->top = top;
     b->tick_left = left;
@@ -270,6 +271,17 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     if (kFreeChecks)
         *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     return p;
+}
+
+AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
+    return tcache_pop(tc, bin, [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
+}
+
+// The pop alone: nullptr where tcache_alloc would take its slow path, so
+// that a caller with a general path of its own (posix_memalign's) needs no
+// frame for a call it would have to come back from.
+AA_ALWAYS_INLINE void *tcache_try_alloc(TCache *tc, size_t bin) {
+    return tcache_pop(tc, bin, [](TCacheBin *) -> void * { return nullptr; });
 }
 
 // Fast path of free for a validated block of a cached class: a stack push,
