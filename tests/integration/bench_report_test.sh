@@ -79,6 +79,21 @@ d = json.load(open("out.json"))
 print(round(d["summary"]["per_step"]["s1"], 4), round(d["summary"]["per_step"]["s2"], 4))'
 }
 
+atf_test_case processor
+processor_head() {
+	atf_set "descr" "the header names the processor when the run recorded it"
+	atf_set "require.progs" "python3"
+}
+processor_body() {
+	variant=
+	make_input
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	atf_check -o match:'^Run 2026-01-01 00:00 UTC on \?: \? CPU\(s\), ' cat out.md
+	printf 'cpus\t2\ncpu_model\tSome CPU (family 6, model 167)\n' >>meta.tsv
+	atf_check python3 "$(report)" meta.tsv raw.tsv out
+	atf_check -o match:'^Run .*: 2 CPU\(s\) \(Some CPU \(family 6, model 167\)\), ' cat out.md
+}
+
 atf_test_case tuned_pairs
 tuned_pairs_head() {
 	atf_set "descr" "a --tuned variant: paired per-round ratios, never the best peer"
@@ -266,6 +281,7 @@ floor_library_body() {
 
 atf_init_test_cases() {
 	atf_add_test_case ratios
+	atf_add_test_case processor
 	atf_add_test_case tuned_pairs
 	atf_add_test_case floor_reference
 	atf_add_test_case floor_library

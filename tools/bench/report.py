@@ -7,7 +7,7 @@ writes OUTSTEM.md, OUTSTEM.json and OUTSTEM.svg, and OUTSTEM.scaling.svg
 when a workload ran at three or more thread counts
 
 META.tsv, one item a line, fields separated by tabs:
-    KEY  VALUE                          date, host, cpus, command, ...
+    KEY  VALUE                          date, host, cpus, cpu_model, command, ...
     alloc  NAME  PATH  VERSION          in the order of the table
     variant  NAME                       arenalloc with other options (--tuned)
     reference  NAME                     a yardstick, not an allocator (the
@@ -270,13 +270,19 @@ def scaling(names, steps):
     return out
 
 
+def cpu_words(meta):
+    """ " (MODEL)" when the run recorded the processor, else nothing."""
+    model = meta.get("cpu_model", "")
+    return f" ({model})" if model and model != "?" else ""
+
+
 def markdown(meta, names, steps, summ, scal):
     out = []
     w = out.append
     title = "tools/bench: arenalloc against glibc, jemalloc, tcmalloc and mimalloc"
     w(f"# {title}\n")
     w(f"Run {meta.get('date', '?')} on {meta.get('host', '?')}: "
-      f"{meta.get('cpus', '?')} CPU(s), {meta.get('memory', '?')}, "
+      f"{meta.get('cpus', '?')} CPU(s){cpu_words(meta)}, {meta.get('memory', '?')}, "
       f"{meta.get('kernel', '?')}, {meta.get('libc', '?')}.  ")
     w(f"Load average (1, 5, 15 min): {meta.get('load', '?')}; "
       f"other work on the machine makes the figures noisier.  ")
