@@ -3,13 +3,13 @@
 // api.cc is nothing but thin exports and the rules can be tested apart.
 //
 // malloc and free of small blocks are inline here: their hit paths are a
-// thread-cache pop and push.  On x86-64 malloc's is 23 instructions and
-// free's 34, the ownership, region-start and double-free checks included
-// (65 per pair with the loop and the calls, 65.2 with the tick a cache
+// thread-cache pop and push.  On x86-64 malloc's is 22 instructions and
+// free's 33, the ownership, region-start and double-free checks included
+// (63 per pair with the loop and the calls, 63.2 with the tick a cache
 // takes every 512 allocations of a class: tools/bench/callgrind); any
 // miss is a call to a slow path in allocator.cc.  malloc of the large
 // classes that thread caches hold (16 to 64 KiB) takes the same inline
-// path; their free is one call away (free_large): 88 per pair.
+// path; their free is one call away (free_large): 87 per pair.
 #ifndef ARENALLOC_ALLOCATOR_H
 #define ARENALLOC_ALLOCATOR_H
 
@@ -44,7 +44,7 @@ AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
             __builtin_unreachable();
         // size - 1 is at hand from the test above: ((size - 1) >> 3) + 1
         // is (size + 7) >> 3, one instruction fewer.
-        return tcache_alloc(tls_thread_state.tcache, size_t{kSizeClasses.lookup[((size - 1) >> 3) + 1]});
+        return tcache_alloc4(tls_thread_state.tcache, size_t{kSizeClasses.bin4[((size - 1) >> 3) + 1]});
     }
     return malloc_slow(size);
 }
@@ -93,7 +93,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
         const Run *r = reinterpret_cast<const Run *>(e);
         size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
         if (!kFreeChecks || AA_LIKELY(region_is_start(r->start_magic, offset)))
-            return tcache_free(tc, size_t{r->size_class}, ptr);
+            return tcache_free4(tc, size_t{r->bin4}, ptr);
     }
     free_large(ptr, e);
 }

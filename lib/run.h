@@ -29,6 +29,8 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
+    uint8_t bin4;          // small: size_class * 4, free()'s way to its
+                           //   cache bin (tcache_bin_of4)
     // Arena lock held for everything below.  The first cache line
     // (base_alloc aligns descriptors to 64 bytes) ends with what releasing
     // a run reads and the first bitmap words, which realloc reads without

@@ -137,6 +137,7 @@ struct SizeClassTable {
     uint64_t size[kNumClasses];
     BinInfo bin[kNumBins];
     uint8_t lookup[kLookupMax / 8 + 1];  // (size + 7) / 8 -> class index
+    uint8_t bin4[kLookupMax / 8 + 1];    // the same, times 4 (tcache_bin_of4)
 };
 
 constexpr SizeClassTable make_size_class_table() {
@@ -147,6 +148,8 @@ constexpr SizeClassTable make_size_class_table() {
         t.bin[i] = make_bin_info(class_size_formula(i));
     for (size_t i = 0; i <= kLookupMax / 8; i++)
         t.lookup[i] = static_cast<uint8_t>(size_to_class_formula(i * 8));
+    for (size_t i = 0; i <= kLookupMax / 8; i++)
+        t.bin4[i] = static_cast<uint8_t>(4 * t.lookup[i]);
     return t;
 }
 
@@ -156,6 +159,7 @@ static_assert(kNumBins == 36, "small classes end at 14336 bytes");
 static_assert(class_size_formula(kNumBins - 1) == kSmallMax, "kSmallMax is a class");
 static_assert(class_size_formula(kNumBins) % kPage == 0, "large classes are page multiples");
 static_assert(kNumClasses < 256, "class index fits a byte");
+static_assert(4 * size_to_class_formula(kLookupMax) < 256, "class index times 4 fits a byte");
 
 constexpr bool runs_within_bounds() {
     for (unsigned i = 0; i < kNumBins; i++) {

@@ -252,9 +252,16 @@ void tcache_postfork_child();
 // one branch tests both; as two branches (the tick counted by the bin or
 // by the whole cache) malloc-test ran 5-8 % slower (lib/README: "The
 // cache's clock").
+// The bin of class bin reached from bin * 4 (SizeClassTable::bin4,
+// Run::bin4): with bins 32 bytes apart at the start of the cache, that is
+// one scaled address (tc + bin4 * 8) rather than a shift and an add.
+static_assert(sizeof(TCacheBin) == 32, "a bin is four words");
+AA_ALWAYS_INLINE TCacheBin *tcache_bin_of4(TCache *tc, size_t bin4) {
+    return reinterpret_cast<TCacheBin *>(reinterpret_cast<char *>(tc->bins) + bin4 * 8);
+}
+
 template <typename Miss>
-AA_ALWAYS_INLINE void *tcache_pop(TCache *tc, size_t bin, Miss miss) {
-    TCacheBin *b = &tc->bins[bin];
+AA_ALWAYS_INLINE void *tcache_pop(TCacheBin *b, Miss miss) {
     void **top = b->top;
     AA_ASSERT(top >= b->stack && top <= b->limit);
     int64_t left = b->tick_left - 1;  // negative: a tick is due
@@ -274,20 +281,27 @@ AA_ALWAYS_INLINE void *tcache_pop(TCache *tc, size_t bin, Miss miss) {
 }
 
 AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
-    return tcache_pop(tc, bin, [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
+    return tcache_pop(&tc->bins[bin], [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
 }
 
-// The pop alone: nullptr where tcache_alloc would take its slow path, so
-// that a caller with a general path of its own (posix_memalign's) needs no
-// frame for a call it would have to come back from.
-AA_ALWAYS_INLINE void *tcache_try_alloc(TCache *tc, size_t bin) {
-    return tcache_pop(tc, bin, [](TCacheBin *) -> void * { return nullptr; });
+// tcache_alloc of the class whose bin4 is given (malloc's inline path).
+AA_ALWAYS_INLINE void *tcache_alloc4(TCache *tc, size_t bin4) {
+    return tcache_pop(tcache_bin_of4(tc, bin4), [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
+}
+
+// The pop alone, of the class whose bin4 is given: nullptr where
+// tcache_alloc would take its slow path, so that a caller with a general
+// path of its own (posix_memalign's) needs no frame for a call it would
+// have to come back from.
+AA_ALWAYS_INLINE void *tcache_try_alloc4(TCache *tc, size_t bin4) {
+    return tcache_pop(tcache_bin_of4(tc, bin4), [](TCacheBin *) -> void * { return nullptr; });
 }
 
 // Fast path of free for a validated block of a cached class: a stack push,
 // after the double-free check of the mark described above.
-AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
-    TCacheBin *b = &tc->bins[bin];
+template <bool kBy4>
+AA_ALWAYS_INLINE void tcache_push(TCache *tc, size_t bin, void *p) {
+    TCacheBin *b = kBy4 ? tcache_bin_of4(tc, bin) : &tc->bins[bin];
     uintptr_t *word = static_cast<uintptr_t *>(p);
     if (kFreeChecks && AA_UNLIKELY(*word == kFreeMark))
         return tcache_free_suspect(tc, b, p);
@@ -299,6 +313,11 @@ AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) {
     *top = p;
     b->top = top + 1;
 }
+
+AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) { tcache_push<false>(tc, bin, p); }
+
+// tcache_free of the class whose bin4 is given (free's inline path).
+AA_ALWAYS_INLINE void tcache_free4(TCache *tc, size_t bin4, void *p) { tcache_push<true>(tc, bin4, p); }
 
 }  // namespace arenalloc
 
