@@ -4,12 +4,12 @@
 //
 // malloc and free of small blocks are inline here: their hit paths are a
 // thread-cache pop and push.  On x86-64 malloc's is 22 instructions and
-// free's 33, the ownership, region-start and double-free checks included
-// (63 per pair with the loop and the calls, 63.2 with the tick a cache
+// free's 34, the ownership, region-start and double-free checks included
+// (64 per pair with the loop and the calls, 64.2 with the tick a cache
 // takes every 512 allocations of a class: tools/bench/callgrind); any
 // miss is a call to a slow path in allocator.cc.  malloc of the large
 // classes that thread caches hold (16 to 64 KiB) takes the same inline
-// path; their free is one call away (free_large): 87 per pair.
+// path; their free is one call away (free_large): 88 per pair.
 #ifndef ARENALLOC_ALLOCATOR_H
 #define ARENALLOC_ALLOCATOR_H
 
@@ -74,16 +74,21 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
     ThreadState *ts = &tls_thread_state;
     TCache *tc = ts->tcache;
     // The memo spares a thread that frees into one chunk after another
-    // the registry's two dependent loads.
-    uintptr_t tag = (reinterpret_cast<uintptr_t>(ptr) >> kLgGranule) ^
-                    g_registry_stamp.load(std::memory_order_relaxed);
+    // the registry's two dependent loads.  The granule and the stamp are
+    // compared apart: folded into one word, a pointer past 2^48 could
+    // match a memo taken under another stamp.  (The stamp is read before
+    // the registry on a miss, so a memo taken while its granule was being
+    // removed is stale already.)
+    uintptr_t key = reinterpret_cast<uintptr_t>(ptr) >> kLgGranule;
+    uint64_t stamp = g_registry_stamp.load(std::memory_order_relaxed);
     uintptr_t owner = ts->free_memo_owner;
-    if (AA_UNLIKELY(tag != ts->free_memo_tag)) {
+    if (AA_UNLIKELY(key != ts->free_memo_key) || AA_UNLIKELY(stamp != ts->free_memo_stamp)) {
         owner = registry_lookup(ptr);
         if (AA_UNLIKELY((owner & kRegistryChunk) == 0))
             return free_large(ptr, kPageFree);
-        ts->free_memo_tag = tag;
         ts->free_memo_owner = owner;
+        ts->free_memo_key = key;
+        ts->free_memo_stamp = stamp;
     }
     uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
     const PageMapEntry *map =

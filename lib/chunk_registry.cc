@@ -11,7 +11,7 @@ namespace arenalloc {
 // instrumented build (-fsanitize=undefined) keeps it as a static
 // constructor, which the library must not have.
 std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits] = {};
-std::atomic<uintptr_t> g_registry_stamp{kRegistryStampUnit};
+std::atomic<uint64_t> g_registry_stamp{1};
 
 namespace {
 
@@ -58,7 +58,7 @@ void registry_remove(const void *addr, size_t size) {
     // stamp is of a block in a granule that is not being removed (a live
     // block keeps its chunk), or of a bad pointer, which the tree would
     // not have caught any more safely while the granule is being unmapped.
-    g_registry_stamp.store(g_registry_stamp.load(std::memory_order_relaxed) + kRegistryStampUnit,
+    g_registry_stamp.store(g_registry_stamp.load(std::memory_order_relaxed) + 1,
                            std::memory_order_release);
 }
 

@@ -38,14 +38,13 @@ struct RegistryLeaf {
 
 extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegistryRootBits];
 
-// Advanced by every registry_remove, in units of kRegistryStampUnit (above
-// every granule key), so that key ^ stamp names a granule as it was at one
-// time: a thread's memo of the last chunk it freed into (ThreadState) is
-// good while the stamp it was taken under is current.  Starts at one unit,
-// so no memo tag is ever 0.
-constexpr uintptr_t kRegistryStampUnit = uintptr_t{1} << 32;
-static_assert(kRegistryKeyBits <= 32, "granule keys must stay below the stamp");
-extern AA_HIDDEN std::atomic<uintptr_t> g_registry_stamp;
+// Advanced by every registry_remove: a thread's memo of the granule it
+// last freed into (ThreadState, aa_free) is good while the stamp it was
+// taken under is current.  Compared apart from the granule number, so no
+// address (not even one past the registry's 48 bits) and no number of
+// removals can make a stale memo match.  Starts at 1: a memo of stamp 0
+// is none.
+extern AA_HIDDEN std::atomic<uint64_t> g_registry_stamp;
 
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.

@@ -11,7 +11,7 @@
 
 namespace arenalloc {
 
-__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, 0, 0, 0, 0};
+__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, 0, 0, 0, 0, 0};
 
 std::atomic<uint64_t> g_threads_seen{0};
 

@@ -37,10 +37,12 @@ struct ThreadState {
     // rest.  For thread.allocated / thread.deallocated.
     uint64_t allocated_uncached;
     uint64_t deallocated_uncached;
-    // The registry's answer for the granule this thread last freed a small
-    // region into, and key ^ stamp when it was read (0: none); aa_free.
-    uintptr_t free_memo_tag;
+    // The registry's answer (an arena chunk) for the granule this thread
+    // last freed a block into, that granule's number, and the registry's
+    // stamp when it was read (0: no memo); aa_free.
     uintptr_t free_memo_owner;
+    uintptr_t free_memo_key;
+    uint64_t free_memo_stamp;
 };
 
 extern AA_HIDDEN __thread ThreadState tls_thread_state AA_TLS_MODEL;

@@ -458,6 +458,31 @@ ATF_TEST_CASE_BODY(free__chunk_unmapped_since_last_free)
     require_report(r, "free", p, kNotOurs);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(free__high_address_after_registry_change);
+ATF_TEST_CASE_BODY(free__high_address_after_registry_change)
+{
+    // An address past the registry's 48 bits is refused whatever free()
+    // remembers of the chunk the thread last freed into, also once the
+    // registry has changed since (the huge block's free takes its mapping
+    // out).  Each child starts from the same state and flips another run
+    // of high bits of a block's address: 1, 3, 7, ... 2^14 - 1 times 2^50.
+    void *p = malloc(64);
+    ATF_REQUIRE(p != NULL);
+    for (uintptr_t k = 1; k < (uintptr_t{1} << 14); k = 2 * k + 1) {
+        void *q = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(p) ^ (k << 50));
+        const testutil::child_result r = testutil::run_in_child([p, q] {
+            free(opaque(p));  // the memo now names p's chunk
+            void *big = malloc(8 * MiB);
+            if (big == NULL)
+                _exit(3);
+            free(opaque(big));
+            free(opaque(q));
+        });
+        require_report(r, "free", q, kNotOurs);
+    }
+    free(p);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(free__foreign_mapping);
 ATF_TEST_CASE_BODY(free__foreign_mapping)
 {
@@ -878,6 +903,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__wild_low_address);
     ATF_ADD_TEST_CASE(tcs, free__unmapped_address);
     ATF_ADD_TEST_CASE(tcs, free__chunk_unmapped_since_last_free);
+    ATF_ADD_TEST_CASE(tcs, free__high_address_after_registry_change);
     ATF_ADD_TEST_CASE(tcs, free__foreign_mapping);
     ATF_ADD_TEST_CASE(tcs, free__small_interior);
     ATF_ADD_TEST_CASE(tcs, free__large_interior);
