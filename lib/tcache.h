@@ -299,9 +299,7 @@ AA_ALWAYS_INLINE void *tcache_try_alloc4(TCache *tc, size_t bin4) {
 
 // Fast path of free for a validated block of a cached class: a stack push,
 // after the double-free check of the mark described above.
-template <bool kBy4>
-AA_ALWAYS_INLINE void tcache_push(TCache *tc, size_t bin, void *p) {
-    TCacheBin *b = kBy4 ? tcache_bin_of4(tc, bin) : &tc->bins[bin];
+AA_ALWAYS_INLINE void tcache_push(TCache *tc, TCacheBin *b, void *p) {
     uintptr_t *word = static_cast<uintptr_t *>(p);
     if (kFreeChecks && AA_UNLIKELY(*word == kFreeMark))
         return tcache_free_suspect(tc, b, p);
@@ -314,10 +312,12 @@ AA_ALWAYS_INLINE void tcache_push(TCache *tc, size_t bin, void *p) {
     b->top = top + 1;
 }
 
-AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) { tcache_push<false>(tc, bin, p); }
+AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) { tcache_push(tc, &tc->bins[bin], p); }
 
 // tcache_free of the class whose bin4 is given (free's inline path).
-AA_ALWAYS_INLINE void tcache_free4(TCache *tc, size_t bin4, void *p) { tcache_push<true>(tc, bin4, p); }
+AA_ALWAYS_INLINE void tcache_free4(TCache *tc, size_t bin4, void *p) {
+    tcache_push(tc, tcache_bin_of4(tc, bin4), p);
+}
 
 }  // namespace arenalloc
 
