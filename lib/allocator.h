@@ -49,6 +49,17 @@ AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
     return malloc_slow(size);
 }
 
+// The entry of ptr's page in the chunk whose registry answer (a
+// kRegistryChunk owner) is given.  owner is the chunk's address plus the
+// tag: both the page index and the page map are reached from it directly,
+// the tag folded into the constants rather than masked off.
+AA_ALWAYS_INLINE PageMapEntry page_map_entry_in(uintptr_t owner, const void *ptr) {
+    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
+    const PageMapEntry *map =
+        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
+    return __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+}
+
 // The page-map entry of the arena page that holds ptr, read without the
 // arena lock (nothing at ptr is read), or kPageFree when the registry does
 // not know ptr as part of an arena chunk.  A kPageSmall entry is the run.
@@ -56,13 +67,7 @@ AA_ALWAYS_INLINE PageMapEntry page_map_entry_of(const void *ptr) {
     uintptr_t owner = registry_lookup(ptr);
     if (AA_UNLIKELY((owner & kRegistryChunk) == 0))
         return kPageFree;
-    // owner is the chunk's address plus the tag: both the page index and
-    // the page map are reached from it directly, the tag folded into the
-    // constants rather than masked off.
-    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
-    const PageMapEntry *map =
-        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
-    return __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+    return page_map_entry_in(owner, ptr);
 }
 
 // A small region goes onto the thread cache once the registry and the page
@@ -90,10 +95,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
         ts->free_memo_key = key;
         ts->free_memo_stamp = stamp;
     }
-    uintptr_t page = (reinterpret_cast<uintptr_t>(ptr) + kRegistryChunk - owner) >> kLgPage;
-    const PageMapEntry *map =
-        reinterpret_cast<const PageMapEntry *>(owner + (offsetof(Chunk, map) - kRegistryChunk));
-    PageMapEntry e = __atomic_load_n(&map[page], __ATOMIC_RELAXED);
+    PageMapEntry e = page_map_entry_in(owner, ptr);
     if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
         const Run *r = reinterpret_cast<const Run *>(e);
         size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
