@@ -115,7 +115,7 @@ struct arenalloc_summary {
     uint64_t nmalloc_huge;    /* huge allocations served */
     uint64_t nfree;           /* blocks freed (all kinds) */
     uint64_t mapped_chunks;   /* arena chunks, retained spares included */
-    uint64_t mapped_huge;     /* huge mappings */
+    uint64_t mapped_huge;     /* mappings of live huge blocks (not cached ones) */
     uint64_t mapped_metadata; /* the allocator's own metadata */
     unsigned narenas;         /* arenas configured */
     unsigned narenas_used;    /* arenas created so far */
