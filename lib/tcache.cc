@@ -94,9 +94,9 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // stack down.  The regions of the thread's own arena and of an arena no
 // thread uses any more go back under one lock hold per arena; the others
 // are pushed to their arena in batches without its lock, for the next
-// holder of that lock to return to their runs (lib/README: "Cross-thread
-// frees").  Blocks of a cached large class all go back under their
-// arena's lock.
+// holder of that lock to return to their runs (lib/DECISIONS.md:
+// "Cross-thread frees go back in batches").  Blocks of a cached large
+// class all go back under their arena's lock.
 void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
     TCacheBin *b = &tc->bins[bin];
     AA_ASSERT(n <= b->count() && b->count() <= b->max());

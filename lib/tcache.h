@@ -50,7 +50,8 @@ constexpr uint32_t kTcacheMinSlots = 16;
 // took two arena lock holds, a run cut and a run release: about 1,200
 // instructions and 160 ns against 10 to 35 ns for the other allocators;
 // 40 to 64 KiB, 1,270 instructions and 100-150 ns against tcmalloc's 7-9
-// and mimalloc's 16-27 (lib/README, "Large classes in thread caches").
+// and mimalloc's 16-27 (lib/DECISIONS.md, "Large classes of 16 to 64 KiB
+// in thread caches").
 // Each such class caches about kTcacheLargeBinBytes worth, at least one
 // block (H and h scale the bytes); the classes are indexed after the
 // small ones, so a cache's arrays cover kNumTcacheClasses classes.
@@ -250,8 +251,8 @@ void tcache_postfork_child();
 // so the ticks of all bins together still come once a period on average.
 // An empty stack and a tick due both make one of two numbers negative, so
 // one branch tests both; as two branches (the tick counted by the bin or
-// by the whole cache) malloc-test ran 5-8 % slower (lib/README: "The
-// cache's clock").
+// by the whole cache) malloc-test ran 5-8 % slower (lib/DECISIONS.md:
+// "The cache's clock").
 // The bin of class bin reached from bin * 4 (SizeClassTable::bin4,
 // Run::bin4): with bins 32 bytes apart at the start of the cache, that is
 // one scaled address (tc + bin4 * 8) rather than a shift and an add.

@@ -17,7 +17,8 @@
 // span as few fetch lines as they can, whatever code comes before it.  At
 // the 16-byte alignment GCC and clang give functions on x86-64, malloc's
 // 22 instructions crossed three lines, and malloc-test took 2.5-5.5 %
-// longer a pair (paired rounds at 1, 2, 4 and 8 threads; lib/README).
+// longer a pair (paired rounds at 1, 2, 4 and 8 threads; lib/DECISIONS.md,
+// "malloc and free start on a cache line").
 #define AA_ENTRY __attribute__((aligned(64)))
 // For data declared in one file and used in others: -fvisibility=hidden
 // covers definitions only, and without this the fast paths would reach
