@@ -42,16 +42,14 @@ std::vector<std::string> table_opt_names() {
     return v;
 }
 
+// The manual's lines (the source tree's, found through Kyua's config).
 std::vector<std::string> manual_lines(const atf::tests::tc &tc) {
-    const std::string path = tc.get_config_var("top_srcdir", ARENALLOC_TOP_SRCDIR) +
-                             std::string("/man/arenalloc.3");
-    std::ifstream f(path.c_str());
-    ATF_REQUIRE_MSG(f.good(), "cannot read " << path);
+    const std::string top = tc.get_config_var("top_srcdir", ARENALLOC_TOP_SRCDIR);
+    std::ifstream manual((top + "/man/arenalloc.3").c_str());
     std::vector<std::string> lines;
-    std::string line;
-    while (std::getline(f, line))
-        lines.push_back(line);
-    ATF_REQUIRE(lines.size() > 100);
+    for (std::string l; std::getline(manual, l);)
+        lines.push_back(l);
+    ATF_REQUIRE_MSG(lines.size() > 100, "cannot read the manual under " << top);
     return lines;
 }
 

@@ -7,12 +7,7 @@
 
 #include "walker_internal.h"
 
-using walker::ChunkM;
-using walker::hex;
-using walker::HugeM;
-using walker::Obj;
-using walker::ReadError;
-using walker::RunM;
+using namespace walker;
 
 namespace {
 

@@ -4,9 +4,7 @@
 // the allocator's free(): registry, page map, run.
 #include "walker_internal.h"
 
-using walker::Obj;
-using walker::RunM;
-using walker::TCacheM;
+using namespace walker;
 
 void aa_walker::find(uint64_t addr, aa_find_result *r) {
     *r = aa_find_result{};

@@ -6,11 +6,7 @@
 
 #include "walker_internal.h"
 
-using walker::format;
-using walker::hex;
-using walker::Obj;
-using walker::ReadError;
-using walker::state_text;
+using namespace walker;
 
 namespace walker {
 

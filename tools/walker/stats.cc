@@ -2,10 +2,7 @@
 // and the totals of the whole heap, from the counters the target keeps.
 #include "walker_internal.h"
 
-using walker::format;
-using walker::Obj;
-using walker::ReadError;
-using walker::TCacheM;
+using namespace walker;
 
 void aa_walker::arena_stats(const Obj &a, unsigned index, aa_arena_stats *s) {
     *s = aa_arena_stats{};

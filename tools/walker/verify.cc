@@ -8,17 +8,7 @@
 
 #include "walker_internal.h"
 
-using walker::ArenaM;
-using walker::ChunkM;
-using walker::format;
-using walker::hex;
-using walker::HugeM;
-using walker::kListLimit;
-using walker::load;
-using walker::Obj;
-using walker::RunM;
-using walker::state_text;
-using walker::TCacheM;
+using namespace walker;
 
 namespace {
 
