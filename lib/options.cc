@@ -70,6 +70,15 @@ constexpr bool letters_distinct() {
 }
 static_assert(letters_distinct(), "two rows of option_list.h share a letter");
 
+// kNone, and only kNone, marks a row without a letter.
+constexpr bool kinds_match_letters() {
+    for (const OptionDef &o : kOptionRows)
+        if ((o.letter == 0) != (o.kind == OptionKind::kNone))
+            return false;
+    return true;
+}
+static_assert(kinds_match_letters(), "a row of option_list.h has a letter and kNone, or neither");
+
 // Four arenas per CPU, within the bound.
 int default_narenas() {
     uint64_t n = uint64_t{4} * platform_ncpus();
