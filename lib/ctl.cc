@@ -317,27 +317,15 @@ int thread_tcache_flush_ctl(const Request &r) {
 CTL_RO(thread_allocated_ctl, uint64_t, thread_bytes_allocated())
 CTL_RO(thread_deallocated_ctl, uint64_t, thread_bytes_deallocated())
 
-// opt.*: one per kOptionTable row that has an effect, in table order.
+// opt.*: one per named row of option_list.h.
 
-CTL_RO(opt_abort_ctl, bool, g_options.abort_on_warning)
-CTL_RO(opt_sbrk_ctl, bool, g_options.use_sbrk)
-CTL_RO(opt_lg_dirty_ratio_ctl, ssize_t, g_options.lg_dirty_ratio)
-CTL_RO(opt_lg_tcache_gc_ctl, ssize_t, g_options.lg_tcache_gc)
-CTL_RO(opt_decay_ms_ctl, ssize_t, g_options.decay_ms)
-CTL_RO(opt_lazy_purge_ctl, bool, g_options.lazy_purge)
-CTL_RO(opt_thp_ctl, bool, g_options.thp)
-CTL_RO(opt_shared_large_ctl, bool, g_options.shared_large)
-CTL_RO(opt_tcache_shift_ctl, ssize_t, g_options.tcache_shift)
-CTL_RO(opt_tcache_ctl, bool, g_tcache_slots[0] != 0)
-CTL_RO(opt_junk_ctl, bool, g_options.junk)
-CTL_RO(opt_lg_chunk_ctl, size_t, g_options.lg_chunk)
-CTL_RO(opt_mmap_ctl, bool, g_options.use_mmap)
-CTL_RO(opt_narenas_ctl, unsigned, g_options.narenas)
-CTL_RO(opt_stats_print_ctl, bool, g_options.print_summary)
-CTL_RO(opt_utrace_ctl, bool, g_options.trace)
-CTL_RO(opt_sysv_ctl, bool, g_options.malloc0_null)
-CTL_RO(opt_xmalloc_ctl, bool, g_options.xmalloc)
-CTL_RO(opt_zero_ctl, bool, g_options.zero)
+// Thread caches are off when H went to its minimum (tcache.cc sizes none).
+bool opt_tcache_value() { return g_tcache_slots[0] != 0; }
+
+#define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
+    CTL_RO(opt_##name##_ctl, ctl_type, g_options.field)
+#define AA_DERIVED_OPT(name, ctl_type, text) CTL_RO(opt_##name##_ctl, ctl_type, opt_##name##_value())
+#include "option_list.h"
 
 // arena.<i>.*
 
@@ -475,25 +463,10 @@ constexpr Node kThread[] = {
 };
 
 constexpr Node kOpt[] = {
-    LEAF("abort", opt_abort_ctl),
-    LEAF("sbrk", opt_sbrk_ctl),
-    LEAF("lg_dirty_ratio", opt_lg_dirty_ratio_ctl),
-    LEAF("lg_tcache_gc", opt_lg_tcache_gc_ctl),
-    LEAF("decay_ms", opt_decay_ms_ctl),
-    LEAF("lazy_purge", opt_lazy_purge_ctl),
-    LEAF("thp", opt_thp_ctl),
-    LEAF("shared_large", opt_shared_large_ctl),
-    LEAF("tcache_shift", opt_tcache_shift_ctl),
-    LEAF("tcache", opt_tcache_ctl),
-    LEAF("junk", opt_junk_ctl),
-    LEAF("lg_chunk", opt_lg_chunk_ctl),
-    LEAF("mmap", opt_mmap_ctl),
-    LEAF("narenas", opt_narenas_ctl),
-    LEAF("stats_print", opt_stats_print_ctl),
-    LEAF("utrace", opt_utrace_ctl),
-    LEAF("sysv", opt_sysv_ctl),
-    LEAF("xmalloc", opt_xmalloc_ctl),
-    LEAF("zero", opt_zero_ctl),
+#define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
+    LEAF(#name, opt_##name##_ctl),
+#define AA_DERIVED_OPT(name, ctl_type, text) LEAF(#name, opt_##name##_ctl),
+#include "option_list.h"
 };
 
 constexpr Node kArenaI[] = {

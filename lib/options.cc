@@ -1,4 +1,4 @@
-// options.cc — the MALLOC_OPTIONS parser, driven by kOptionTable.
+// options.cc — the MALLOC_OPTIONS parser, driven by the rows of option_list.h.
 #include "options.h"
 
 #include "chunk.h"
@@ -12,30 +12,83 @@ namespace arenalloc {
 
 Options g_options;
 
-const OptionDef kOptionTable[] = {
-    {'A', OptionKind::kBool, &Options::abort_on_warning, nullptr, 0, 0, "abort on warnings"},
-    {'C', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "cacheline-spaced classes"},
-    {'D', OptionKind::kBool, &Options::use_sbrk, nullptr, 0, 0, "sbrk chunks"},
-    {'E', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "medium classes"},
-    {'F', OptionKind::kLogDown, nullptr, &Options::lg_dirty_ratio, kLgDirtyRatioMin,
-     kLgDirtyRatioMax, "dirty page allowance"},
-    {'G', OptionKind::kLog, nullptr, &Options::lg_tcache_gc, 0, kLgTcacheGcMax,
-     "thread-cache GC interval"},
-    {'H', OptionKind::kLog, nullptr, &Options::tcache_shift, kTcacheShiftOff, kTcacheShiftMax,
-     "thread-cache size"},
-    {'J', OptionKind::kBool, &Options::junk, nullptr, 0, 0, "junk filling"},
-    {'K', OptionKind::kLog, nullptr, &Options::lg_chunk, kLgChunkMin, kLgChunkMax, "chunk size"},
-    {'M', OptionKind::kBool, &Options::use_mmap, nullptr, 0, 0, "mmap chunks"},
-    {'N', OptionKind::kDouble, nullptr, &Options::narenas, 1, kMaxArenas, "arena count"},
-    {'P', OptionKind::kBool, &Options::print_summary, nullptr, 0, 0, "statistics at exit"},
-    {'Q', OptionKind::kIgnored, nullptr, nullptr, 0, 0, "quantum-spaced classes"},
-    {'S', OptionKind::kBool, &Options::hardened, nullptr, 0, 0, "hardened profile"},
-    {'U', OptionKind::kBool, &Options::trace, nullptr, 0, 0, "tracing"},
-    {'V', OptionKind::kBool, &Options::malloc0_null, nullptr, 0, 0, "malloc(0) returns NULL"},
-    {'X', OptionKind::kBool, &Options::xmalloc, nullptr, 0, 0, "abort on out of memory"},
-    {'Z', OptionKind::kBool, &Options::zero, nullptr, 0, 0, "zero filling"},
+namespace {
+
+// The member pointer of a bool option, or of a number: an OptionDef names
+// its field in the one that matches the field's type.
+constexpr bool Options::*flag_member(bool Options::*m) { return m; }
+constexpr bool Options::*flag_member(int Options::*) { return nullptr; }
+constexpr int Options::*value_member(int Options::*m) { return m; }
+constexpr int Options::*value_member(bool Options::*) { return nullptr; }
+
+// Every row of option_list.h that a parser reads, in the table's order.
+constexpr OptionDef kOptionRows[] = {
+#define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
+    {letter, OptionKind::kind, flag_member(&Options::field), value_member(&Options::field), \
+     min, max, text, #name},
+#define AA_LETTER_ONLY(letter, kind, type, field, dflt, min, max, text) \
+    {letter, OptionKind::kind, flag_member(&Options::field), value_member(&Options::field), \
+     min, max, text, nullptr},
+#define AA_IGNORED_LETTER(letter, text) \
+    {letter, OptionKind::kIgnored, nullptr, nullptr, 0, 0, text, nullptr},
+#include "option_list.h"
 };
-const unsigned kOptionTableSize = sizeof(kOptionTable) / sizeof(kOptionTable[0]);
+
+constexpr unsigned count_letters() {
+    unsigned n = 0;
+    for (const OptionDef &o : kOptionRows)
+        n += o.letter != 0 ? 1 : 0;
+    return n;
+}
+
+struct LetterTable {
+    OptionDef rows[count_letters()];
+};
+
+// The rows with a letter, sorted by it (insertion sort, at compile time).
+constexpr LetterTable sort_letters() {
+    LetterTable t{};
+    unsigned n = 0;
+    for (const OptionDef &o : kOptionRows) {
+        if (o.letter == 0)
+            continue;
+        unsigned i = n++;
+        for (; i > 0 && t.rows[i - 1].letter > o.letter; i--)
+            t.rows[i] = t.rows[i - 1];
+        t.rows[i] = o;
+    }
+    return t;
+}
+
+constexpr LetterTable kLetters = sort_letters();
+
+constexpr bool letters_distinct() {
+    for (unsigned i = 1; i < count_letters(); i++)
+        if (kLetters.rows[i - 1].letter == kLetters.rows[i].letter)
+            return false;
+    return true;
+}
+static_assert(letters_distinct(), "two rows of option_list.h share a letter");
+
+// kNone, and only kNone, marks a row without a letter.
+constexpr bool kinds_match_letters() {
+    for (const OptionDef &o : kOptionRows)
+        if ((o.letter == 0) != (o.kind == OptionKind::kNone))
+            return false;
+    return true;
+}
+static_assert(kinds_match_letters(), "a row of option_list.h has a letter and kNone, or neither");
+
+// Four arenas per CPU, within the bound.
+int default_narenas() {
+    uint64_t n = uint64_t{4} * platform_ncpus();
+    return static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
+}
+
+}  // namespace
+
+const OptionDef *const kOptionTable = kLetters.rows;
+const unsigned kOptionTableSize = count_letters();
 
 namespace {
 
@@ -54,7 +107,7 @@ void warn(const char *text, char c);
 void bound_warning(const OptionDef &o, bool at_max, char c) {
     char text[96];
     LineBuffer line(text, sizeof(text) - 1);
-    line.str(o.name).str(at_max ? " at its maximum, ignoring" : " at its minimum, ignoring");
+    line.str(o.text).str(at_max ? " at its maximum, ignoring" : " at its minimum, ignoring");
     text[line.size()] = '\0';
     warn(text, c);
 }
@@ -91,6 +144,7 @@ void apply_flag(char c) {
         set_bool(o->flag, upper);
         return;
     case OptionKind::kIgnored:
+    case OptionKind::kNone:
         return;
     case OptionKind::kLog:
     case OptionKind::kLogDown: {
@@ -123,52 +177,15 @@ void apply_flag(char c) {
 
 void options_reset() {
     g_options = Options{};
-    g_options.use_mmap = true;
-    g_options.lg_dirty_ratio = kLgDirtyRatioDefault;
-    g_options.lg_tcache_gc = kLgTcacheGcDefault;
-    g_options.tcache_shift = 0;
-    g_options.lg_chunk = kLgChunkDefault;
-    g_options.decay_ms = kDecayMsDefault;
-    g_options.lazy_purge = false;
-    g_options.thp = false;
-    g_options.shared_large = true;
-    g_options.hardened = kHardenedDefault;
-    uint64_t n = uint64_t{4} * platform_ncpus();
-    g_options.narenas = static_cast<int>(n > kMaxArenas ? kMaxArenas : n);
+#define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
+    g_options.field = dflt;
+#define AA_LETTER_ONLY(letter, kind, type, field, dflt, min, max, text) g_options.field = dflt;
+#include "option_list.h"
 }
 
 namespace {
 
 // ---- the long form -----------------------------------------------------------
-
-struct LongOption {
-    const char *name;       // as the mallctl opt.* names
-    bool Options::*flag;    // a boolean, or
-    int Options::*value;    // a number within [min, max]
-    int min;
-    int max;
-};
-
-const LongOption kLongOptions[] = {
-    {"abort", &Options::abort_on_warning, nullptr, 0, 0},
-    {"sbrk", &Options::use_sbrk, nullptr, 0, 0},
-    {"mmap", &Options::use_mmap, nullptr, 0, 0},
-    {"junk", &Options::junk, nullptr, 0, 0},
-    {"zero", &Options::zero, nullptr, 0, 0},
-    {"xmalloc", &Options::xmalloc, nullptr, 0, 0},
-    {"sysv", &Options::malloc0_null, nullptr, 0, 0},
-    {"utrace", &Options::trace, nullptr, 0, 0},
-    {"stats_print", &Options::print_summary, nullptr, 0, 0},
-    {"lazy_purge", &Options::lazy_purge, nullptr, 0, 0},
-    {"thp", &Options::thp, nullptr, 0, 0},
-    {"shared_large", &Options::shared_large, nullptr, 0, 0},
-    {"narenas", nullptr, &Options::narenas, 1, static_cast<int>(kMaxArenas)},
-    {"lg_chunk", nullptr, &Options::lg_chunk, kLgChunkMin, kLgChunkMax},
-    {"lg_dirty_ratio", nullptr, &Options::lg_dirty_ratio, kLgDirtyRatioMin, kLgDirtyRatioMax},
-    {"lg_tcache_gc", nullptr, &Options::lg_tcache_gc, 0, kLgTcacheGcMax},
-    {"tcache_shift", nullptr, &Options::tcache_shift, kTcacheShiftOff, kTcacheShiftMax},
-    {"decay_ms", nullptr, &Options::decay_ms, kDecayMsMin, kDecayMsMax},
-};
 
 bool same(const char *a, size_t alen, const char *b) {
     size_t i = 0;
@@ -232,8 +249,8 @@ void parse_long_item(const char *s, size_t len) {
     }
     const char *value = s + colon + 1;
     size_t vlen = len - colon - 1;
-    for (const LongOption &o : kLongOptions) {
-        if (!same(s, colon, o.name))
+    for (const OptionDef &o : kOptionRows) {
+        if (o.long_name == nullptr || !same(s, colon, o.long_name))
             continue;
         if (o.flag != nullptr) {
             bool b;

@@ -5,8 +5,8 @@
 // An upper-case letter turns a behaviour on or doubles a value, lower case
 // turns it off or halves it, and a decimal count repeats the next letter.
 //
-// One table (kOptionTable) drives the parser, the list of options in force
-// and the test that the manual documents every letter.
+// One table (option_list.h) gives the struct, the defaults, both parsers,
+// the opt.* mallctl names and the test that the manual documents them.
 #ifndef ARENALLOC_OPTIONS_H
 #define ARENALLOC_OPTIONS_H
 
@@ -18,30 +18,15 @@
 
 namespace arenalloc {
 
+// One member per row of option_list.h, in its order.
 struct Options {
-    bool abort_on_warning;  // A: warnings are fatal
+#define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) type field;
+#define AA_LETTER_ONLY(letter, kind, type, field, dflt, min, max, text) type field;
+#include "option_list.h"
     // An explicit a: a bad pointer is reported and the call ignored (the
     // block leaks) instead of abort().  Off by default, and A turns it off
     // again, so that only a lower-case a written out changes the default.
     bool continue_on_bad_pointer;
-    bool use_sbrk;          // D: sbrk as a source of chunks
-    bool use_mmap;          // M: mmap as a source of chunks
-    int lg_dirty_ratio;     // F/f: dirty pages allowed = active >> this (or << -this)
-    int lg_tcache_gc;       // G/g: thread-cache GC every 2^this allocations; 0 = off
-    int tcache_shift;       // H/h: thread-cache capacity << this; kTcacheShiftOff = off
-    bool junk;              // J: 0xa5 on allocation, 0x5a on free
-    int lg_chunk;           // K/k: log2 of the chunk size
-    int narenas;            // N/n: number of arenas
-    bool print_summary;     // P: print the summary at exit
-    bool trace;             // U: trace every call
-    bool malloc0_null;      // V: malloc(0) returns NULL
-    bool xmalloc;           // X: abort instead of returning NULL
-    bool zero;              // Z: zero every new block
-    bool hardened;          // S: the hardened profile (hardened.h)
-    int decay_ms;           // long form only: the decay time of dirty pages
-    bool lazy_purge;        // long form only: purge with MADV_FREE, not MADV_DONTNEED
-    bool thp;               // long form only: ask for huge pages for chunks and huge blocks
-    bool shared_large;      // long form only: arena 0 serves every thread's large runs (arena.cc)
 };
 
 extern AA_HIDDEN Options g_options;
@@ -72,19 +57,23 @@ enum class OptionKind : uint8_t {
     kLogDown,   // upper case -1, lower case +1 (F: a smaller shift allows more)
     kDouble,    // upper case x2, lower case /2, within [min, max]
     kIgnored,   // accepted for compatibility, no effect
+    kNone,      // no letter: the long form and mallctl only
 };
 
+// A row of option_list.h as the parsers read it.
 struct OptionDef {
-    char letter;          // upper case; the lower case letter is the inverse
+    char letter;            // upper case; the lower case letter is the inverse; 0: none
     OptionKind kind;
-    bool Options::*flag;  // kBool
-    int Options::*value;  // kLog, kLogDown, kDouble
+    bool Options::*flag;    // a bool option
+    int Options::*value;    // a number, within [min, max]
     int min;
     int max;
-    const char *name;     // what the value is, for warnings
+    const char *text;       // what the value is, for warnings
+    const char *long_name;  // the long form's name, or nullptr
 };
 
-extern const OptionDef kOptionTable[];
+// The rows with a letter, in alphabetical order.
+extern const OptionDef *const kOptionTable;
 extern const unsigned kOptionTableSize;
 
 // Restores the defaults (narenas from the CPU count).

@@ -7,7 +7,7 @@
 //   > ::arenalloc_verify [-j]     check the heap: "heap OK" or what is wrong
 //   > ::walk arenalloc_chunk      the arenas' chunks (each with its aa_chunk_info)
 //
-// Every figure comes from the heap walker (tools/walker/walker.cc, linked
+// Every figure comes from the heap walker (tools/walker/, linked
 // into the module), reading the target with mdb_vread; the heap is found
 // through the exported symbol arenalloc_debug_descriptor, so a stripped
 // libc or libarenalloc will do.  It works on a live process and on a core

@@ -1,0 +1,354 @@
+// decode.cc — the walker's view of the target: the debug descriptor, the
+// allocator's globals, and its arenas, chunks, runs, huge blocks and
+// thread caches, each read through the read callback and decoded with the
+// layouts the descriptor gives.
+#include <cstring>
+#include <set>
+
+#include "walker_internal.h"
+
+using namespace walker;
+
+namespace {
+
+// A version 3 descriptor as first shipped: everything before the first
+// appended field (version 4 changed what one TCacheBin field counts, not
+// the descriptor).
+constexpr size_t kVersion3Size = offsetof(struct arenalloc_debug_descriptor, tcache_nclasses);
+
+}  // namespace
+
+// --- reading -----------------------------------------------------------------
+
+void aa_walker::read(uint64_t addr, void *buf, size_t len) {
+    if (len == 0)
+        return;
+    if (read_fn(ctx, addr, buf, len) != 0)
+        throw ReadError{format("cannot read %zu bytes at %s", len, hex(addr).c_str())};
+}
+
+uint64_t aa_walker::read_u(uint64_t addr, uint32_t size) {
+    uint8_t buf[8] = {};
+    read(addr, buf, size > 8 ? 8 : size);
+    return load(buf, size);
+}
+
+Obj aa_walker::obj(uint64_t addr, size_t size) {
+    Obj o;
+    o.addr = addr;
+    o.b.resize(size);
+    read(addr, o.b.data(), size);
+    return o;
+}
+
+// --- set-up --------------------------------------------------------------------
+
+bool aa_walker::open() {
+    if (!check_descriptor_head() || !read_descriptor() || !read_globals())
+        return false;
+    for (uint64_t c = d.nbins; c < class_size.size() && class_size[c] <= large_max; c++)
+        nlarge++;
+    return true;
+}
+
+// The descriptor's fixed head: magic, version, size, byte order, pointer
+// size.
+bool aa_walker::check_descriptor_head() {
+    uint8_t head[24];
+    if (read_fn(ctx, desc_addr, head, sizeof(head)) != 0) {
+        error = format("cannot read the arenalloc debug descriptor at %s", hex(desc_addr).c_str());
+        return false;
+    }
+    uint64_t magic = load(head, 8);
+    uint32_t version = static_cast<uint32_t>(load(head + 8, 4));
+    uint32_t size = static_cast<uint32_t>(load(head + 12, 4));
+    uint32_t order = static_cast<uint32_t>(load(head + 16, 4));
+    uint32_t psize = static_cast<uint32_t>(load(head + 20, 4));
+    if (magic != ARENALLOC_DEBUG_MAGIC) {
+        error = format("no arenalloc debug descriptor at %s (wrong magic: not arenalloc, or "
+                       "not this version of its debug interface)", hex(desc_addr).c_str());
+        return false;
+    }
+    if (order != ARENALLOC_DEBUG_BYTE_ORDER || psize != 8) {
+        error = "the target is not a 64-bit little-endian arenalloc (unsupported)";
+        return false;
+    }
+    // Version 3 differs only in what TCacheBin's last field counts,
+    // which this walker does not read.
+    if (version != ARENALLOC_DEBUG_VERSION && version != 3) {
+        error = format("arenalloc debug descriptor version %u; this walker reads versions 3 and %u",
+                       version, ARENALLOC_DEBUG_VERSION);
+        return false;
+    }
+    // Fields appended to version 3 may be absent: the descriptor must
+    // hold the rest, and an absent field takes its default in
+    // read_descriptor.
+    if (size < kVersion3Size) {
+        error = format("arenalloc debug descriptor too short (%u bytes, expected %zu)", size,
+                       kVersion3Size);
+        return false;
+    }
+    desc_size = size;
+    return true;
+}
+
+// The whole descriptor (as much of it as the target's holds).
+bool aa_walker::read_descriptor() {
+    uint32_t size = desc_size;
+    memset(&d, 0, sizeof(d));
+    if (read_fn(ctx, desc_addr, &d, size < sizeof(d) ? size : sizeof(d)) != 0) {
+        error = format("cannot read the arenalloc debug descriptor at %s", hex(desc_addr).c_str());
+        return false;
+    }
+    d.package_version[sizeof(d.package_version) - 1] = '\0';
+    // Without the field (a library from before large classes were
+    // cached), a cache holds the small classes only.
+    tcache_nclasses = size >= kVersion3Size + sizeof(d.tcache_nclasses) ? d.tcache_nclasses
+                                                                         : d.nbins;
+    if (tcache_nclasses < d.nbins || tcache_nclasses > d.nclasses) {
+        error = format("arenalloc debug descriptor: %llu thread cache classes, of %llu "
+                       "classes (%llu small)",
+                       static_cast<unsigned long long>(tcache_nclasses),
+                       static_cast<unsigned long long>(d.nclasses),
+                       static_cast<unsigned long long>(d.nbins));
+        return false;
+    }
+    return true;
+}
+
+// The globals the descriptor points at: the arena table, the chunk
+// geometry and the size-class table.
+bool aa_walker::read_globals() {
+    try {
+        initialized = (var(d.initialized) & 0xff) != 0;
+        narenas = var(d.narenas);
+        arenas_table = var(d.arenas);
+        Obj geo = obj(d.chunk_geometry.addr.u64, d.chunk_geometry_layout.size);
+        lg_chunk = geo.get(d.chunk_geometry_layout.lg_chunk);
+        chunk_size = geo.get(d.chunk_geometry_layout.chunk_size);
+        chunk_npages = geo.get(d.chunk_geometry_layout.npages);
+        header_pages = geo.get(d.chunk_geometry_layout.header_pages);
+        large_max = geo.get(d.chunk_geometry_layout.large_max);
+        Obj table = obj(d.size_classes.addr.u64, d.size_class_table.size);
+        for (uint64_t c = 0; c < d.nclasses; c++)
+            class_size.push_back(table.get_at(d.size_class_table.size_.offset + c * 8, 8));
+        for (uint64_t b = 0; b < d.nbins; b++) {
+            size_t base = d.size_class_table.bin.offset + b * d.bin_info.size;
+            bin_info.push_back({static_cast<uint32_t>(table.get(d.bin_info.region_size, base)),
+                                static_cast<uint32_t>(table.get(d.bin_info.run_pages, base)),
+                                static_cast<uint32_t>(table.get(d.bin_info.nregs, base)),
+                                static_cast<uint32_t>(table.get(d.bin_info.reciprocal, base))});
+        }
+    } catch (const ReadError &e) {
+        error = "cannot read the allocator's globals: " + e.what;
+        return false;
+    }
+    if (initialized && (chunk_size == 0 || (chunk_size & (chunk_size - 1)) != 0 ||
+                        narenas == 0 || narenas > 65536 || arenas_table == 0)) {
+        error = "the allocator's globals make no sense (chunk size " + std::to_string(chunk_size) +
+                ", " + std::to_string(narenas) + " arenas)";
+        return false;
+    }
+    return true;
+}
+
+// --- arenas, chunks, runs ------------------------------------------------------
+
+uint64_t aa_walker::arena_addr(unsigned i) {
+    if (!initialized || i >= narenas)
+        return 0;
+    return ptr(arenas_table + uint64_t{i} * 8);
+}
+
+RunM aa_walker::read_run(uint64_t desc) {
+    Obj r = obj(desc, d.run.size);
+    RunM m;
+    m.desc = desc;
+    m.base = r.get(d.run.base);
+    m.chunk = r.get(d.run.chunk);
+    m.npages = static_cast<uint32_t>(r.get(d.run.npages));
+    m.state = static_cast<uint32_t>(r.get(d.run.state));
+    m.size_class = static_cast<uint32_t>(r.get(d.run.size_class));
+    m.region_size = static_cast<uint32_t>(r.get(d.run.region_size));
+    m.nregs = static_cast<uint32_t>(r.get(d.run.nregs));
+    m.nfree = static_cast<uint32_t>(r.get(d.run.nfree));
+    m.ndirty = static_cast<uint32_t>(r.get(d.run.ndirty));
+    m.next = r.get(d.run.next);
+    m.dirty_next = r.get(d.run.dirty_next);
+    for (uint64_t i = 0; i < d.bitmap_words; i++)
+        m.bitmap.push_back(r.get_at(d.run.bitmap.offset + i * 8, 8));
+    return m;
+}
+
+// Reads a chunk's header and page map, and the runs the map names.
+ChunkM aa_walker::read_chunk(uint64_t addr) {
+    Obj h = obj(addr, d.chunk.size);
+    ChunkM c;
+    c.addr = addr;
+    c.magic = h.get(d.chunk.magic);
+    c.arena = h.get(d.chunk.arena);
+    c.next = h.get(d.chunk.next);
+    c.prev = h.get(d.chunk.prev);
+    c.npages = static_cast<uint32_t>(h.get(d.chunk.npages));
+    c.header_pages = static_cast<uint32_t>(h.get(d.chunk.header_pages));
+    c.nfree_pages = static_cast<uint32_t>(h.get(d.chunk.nfree_pages));
+    c.from_sbrk = static_cast<uint32_t>(h.get(d.chunk.from_sbrk));
+    if (c.magic != d.chunk_magic)
+        return c;  // not a chunk header: nothing below can be trusted
+    // The map's length comes from the geometry, not from the header.
+    std::vector<uint8_t> raw(chunk_npages * d.chunk.page_map_entry_size);
+    read(addr + d.chunk.map.offset, raw.data(), raw.size());
+    for (uint64_t p = 0; p < chunk_npages; p++)
+        c.map.push_back(load(raw.data() + p * d.chunk.page_map_entry_size,
+                             static_cast<uint32_t>(d.chunk.page_map_entry_size)));
+    read_chunk_runs(&c);
+    return c;
+}
+
+// Follows the page map from the first page after the header, one run at
+// a time; an entry that names no run is a problem, skipped a page.
+void aa_walker::read_chunk_runs(ChunkM *c) {
+    uint32_t page = static_cast<uint32_t>(header_pages);
+    while (page < chunk_npages) {
+        uint64_t e = c->map[page];
+        uint64_t tag = e & d.page_map.tag_mask;
+        uint64_t desc = e & ~d.page_map.flag_mask;
+        if (tag == d.page_map.tag_header || desc == 0) {
+            c->map_problems.push_back(format("page %u: entry %s names no run", page,
+                                             hex(e).c_str()));
+            page++;
+            continue;
+        }
+        RunM r = read_run(desc);
+        r.first_page = page;
+        if (r.npages == 0 || r.npages > chunk_npages - page) {
+            c->map_problems.push_back(format("page %u: run %s has %u pages", page,
+                                             hex(desc).c_str(), r.npages));
+            page++;
+            continue;
+        }
+        page += r.npages;
+        c->runs.push_back(std::move(r));
+    }
+}
+
+ArenaM aa_walker::read_arena(unsigned i, uint64_t addr) {
+    ArenaM a;
+    a.index = i;
+    a.raw = arena_obj(addr);
+    std::set<uint64_t> seen;
+    uint64_t c = a.raw.get(d.arena.chunks);
+    while (c != 0) {
+        if (!seen.insert(c).second || seen.size() > kListLimit) {
+            a.chunk_list_problem = "chunk list loops at " + hex(c);
+            break;
+        }
+        a.chunks.push_back(read_chunk(c));
+        if (a.chunks.back().magic != d.chunk_magic)
+            break;
+        c = a.chunks.back().next;
+    }
+    return a;
+}
+
+// Every created arena, fully read.
+std::vector<ArenaM> aa_walker::read_arenas() {
+    std::vector<ArenaM> out;
+    for (unsigned i = 0; i < narenas; i++) {
+        uint64_t a = arena_addr(i);
+        if (a != 0)
+            out.push_back(read_arena(i, a));
+    }
+    return out;
+}
+
+// --- huge blocks and thread caches -------------------------------------------
+
+std::vector<HugeM> aa_walker::read_huge() {
+    std::vector<HugeM> out;
+    if (!initialized)
+        return out;
+    uint64_t h = var(d.huge_live);
+    std::set<uint64_t> seen;
+    while (h != 0 && seen.insert(h).second && seen.size() < kListLimit) {
+        Obj o = obj(h, d.huge.size);
+        out.push_back({h, o.get(d.huge.addr), o.get(d.huge.usize), o.get(d.huge.mapped),
+                       o.get(d.huge.arena)});
+        h = o.get(d.huge.next);
+    }
+    return out;
+}
+
+std::vector<TCacheM> aa_walker::read_tcaches() {
+    std::vector<TCacheM> out;
+    if (!initialized)
+        return out;
+    std::set<uint64_t> exited;
+    for (uint64_t t = var(d.tcache_free); t != 0 && exited.insert(t).second &&
+                                           exited.size() < kListLimit;)
+        t = ptr(t + d.tcache.next_free.offset);
+    std::set<uint64_t> seen;
+    for (uint64_t t = var(d.tcache_all); t != 0 && seen.insert(t).second &&
+                                          seen.size() < kListLimit;) {
+        Obj o = obj(t, d.tcache.size);
+        TCacheM m;
+        m.addr = t;
+        m.exited = exited.count(t) != 0;
+        m.arena = o.get(d.tcache.arena);
+        read_tcache_stacks(o, &m);
+        out.push_back(std::move(m));
+        t = o.get(d.tcache.next_all);
+    }
+    return out;
+}
+
+// The stack of every class of the cache o.
+void aa_walker::read_tcache_stacks(const Obj &o, TCacheM *m) {
+    for (unsigned b = 0; b < tcache_nclasses; b++) {
+        size_t base = d.tcache.bins.offset + size_t{b} * d.tcache_bin.size;
+        // The stack is [stack, top) of [stack, limit); a top out of
+        // that range (a corrupt cache) reads as empty or full.
+        uint64_t top = o.get(d.tcache_bin.top, base);
+        uint64_t stack = o.get(d.tcache_bin.stack, base);
+        uint64_t limit = o.get(d.tcache_bin.limit, base);
+        uint32_t max = limit >= stack ? static_cast<uint32_t>((limit - stack) / 8) : 0;
+        uint32_t count = top >= stack ? static_cast<uint32_t>((top - stack) / 8) : 0;
+        std::vector<uint64_t> entries;
+        if (count > max)
+            count = max;
+        if (count != 0) {
+            std::vector<uint8_t> raw(size_t{count} * 8);
+            read(stack, raw.data(), raw.size());
+            for (uint32_t k = 0; k < count; k++)
+                entries.push_back(load(raw.data() + k * 8, 8));
+        }
+        m->stacks.push_back(std::move(entries));
+        m->max.push_back(max);
+    }
+}
+
+// The bytes of one cached block of class b: a small region, or a whole
+// large run.
+uint64_t aa_walker::cached_block_size(unsigned b) const {
+    return b < d.nbins ? bin_info[b].region_size : class_size[b];
+}
+
+// --- owners ----------------------------------------------------------------------
+
+// Registry: the tagged owner of addr's granule, or 0.
+uint64_t aa_walker::registry_lookup(uint64_t addr) {
+    if (!initialized || (addr >> d.registry.address_bits) != 0)
+        return 0;
+    uint64_t key = addr >> d.registry.lg_granule;
+    uint64_t leaf = ptr(d.registry.root.addr.u64 + (key >> d.registry.leaf_bits) * 8);
+    if (leaf == 0)
+        return 0;
+    return ptr(leaf + (key & ((uint64_t{1} << d.registry.leaf_bits) - 1)) * 8);
+}
+
+uint64_t aa_walker::arena_index_of(uint64_t arena) {
+    if (arena == 0)
+        return UINT64_MAX;
+    Obj a = obj(arena, d.arena.size);
+    return a.get(d.arena.index);
+}
