@@ -16,6 +16,7 @@
 #include "init.h"
 #include "options.h"
 #include "page_map.h"
+#include "idle_arena.h"
 #include "require_msg.h"
 #include "run.h"
 #include "size_classes.h"
@@ -25,16 +26,6 @@ using namespace arenalloc;
 namespace {
 
 const size_t KiB = 1024;
-
-Arena *idle_arena(unsigned i) {
-    ATF_REQUIRE(ensure_initialized());
-    ATF_REQUIRE(g_narenas > i);
-    g_options.shared_large = false;  // large runs from the arena asked
-    Arena *a = arena_get(i);
-    ATF_REQUIRE(a != nullptr);
-    ATF_REQUIRE_EQ(a->index, i);
-    return a;
-}
 
 unsigned large_class(size_t size) {
     unsigned cls = size_to_class(size);

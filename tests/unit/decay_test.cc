@@ -15,6 +15,7 @@
 #include "huge.h"
 #include "init.h"
 #include "options.h"
+#include "idle_arena.h"
 #include "require_msg.h"
 #include "run.h"
 #include "size_classes.h"
@@ -22,17 +23,6 @@
 using namespace arenalloc;
 
 namespace {
-
-// Arena i of the table, which no thread uses: its dirty pages change only
-// through what the test does.
-Arena *idle_arena(unsigned i) {
-    ATF_REQUIRE(ensure_initialized());
-    ATF_REQUIRE(g_narenas > i);
-    g_options.shared_large = false;  // large runs from the arena asked
-    Arena *a = arena_get(i);
-    ATF_REQUIRE(a != nullptr);
-    return a;
-}
 
 uint64_t dirty_pages(Arena *a) {
     MutexGuard guard(a->mutex);

@@ -44,6 +44,20 @@ bool is_live(const Huge *h) {
     return false;
 }
 
+// A huge block of size bytes whose every page starts with its number.
+unsigned char *numbered_block(Arena *a, size_t size) {
+    unsigned char *p = static_cast<unsigned char *>(huge_malloc(a, size, kPage, false));
+    ATF_REQUIRE(p != nullptr);
+    for (size_t i = 0; i < size; i += kPage)
+        p[i] = static_cast<unsigned char>(i / kPage);
+    return p;
+}
+
+void require_numbered(const unsigned char *p, size_t size) {
+    for (size_t i = 0; i < size; i += kPage)
+        ATF_REQUIRE_MSG(p[i] == static_cast<unsigned char>(i / kPage), "page " << i / kPage);
+}
+
 uint64_t mapped_bytes() {
     PlatformCounters pc;
     platform_counters(&pc);
@@ -158,10 +172,7 @@ ATF_TEST_CASE_BODY(huge__cache_bounded) {
 ATF_TEST_CASE_WITHOUT_HEAD(huge__shrink_and_grow_in_place);
 ATF_TEST_CASE_BODY(huge__shrink_and_grow_in_place) {
     Arena *a = arena0();
-    unsigned char *p = static_cast<unsigned char *>(huge_malloc(a, 8 * MiB, kPage, false));
-    ATF_REQUIRE(p != nullptr);
-    for (size_t i = 0; i < 8 * MiB; i += kPage)
-        p[i] = static_cast<unsigned char>(i >> 12);
+    unsigned char *p = numbered_block(a, 8 * MiB);
     Huge *h = descriptor(p);
     HugeStats before;
     huge_stats(&before);
@@ -182,8 +193,7 @@ ATF_TEST_CASE_BODY(huge__shrink_and_grow_in_place) {
     ATF_REQUIRE_EQ(registry_lookup(p + 8 * MiB - 1), tag_of(h));
     p[8 * MiB - 1] = 1;
 #endif
-    for (size_t i = 0; i < 4 * MiB; i += kPage)
-        ATF_REQUIRE_EQ(p[i], static_cast<unsigned char>(i >> 12));
+    require_numbered(p, 4 * MiB);
     ATF_REQUIRE(huge_free(h, p, "free") != 0);
 }
 
@@ -193,10 +203,7 @@ ATF_TEST_CASE_BODY(huge__grow_by_moving) {
     ATF_SKIP("no mremap: huge blocks are not moved");
 #else
     Arena *a = arena0();
-    unsigned char *p = static_cast<unsigned char *>(huge_malloc(a, 4 * MiB, kPage, false));
-    ATF_REQUIRE(p != nullptr);
-    for (size_t i = 0; i < 4 * MiB; i += kPage)
-        p[i] = static_cast<unsigned char>(i >> 12);
+    unsigned char *p = numbered_block(a, 4 * MiB);
     Huge *h = descriptor(p);
     // Not a growth: refused.
     ATF_REQUIRE(huge_ralloc_move(h, p, 2 * MiB) == nullptr);
@@ -208,8 +215,7 @@ ATF_TEST_CASE_BODY(huge__grow_by_moving) {
     ATF_REQUIRE_EQ(registry_lookup(q + 12 * MiB - 1), tag_of(h));
     if (q != p)
         ATF_REQUIRE(registry_lookup(p) != tag_of(h));
-    for (size_t i = 0; i < 4 * MiB; i += kPage)
-        ATF_REQUIRE_EQ(q[i], static_cast<unsigned char>(i >> 12));
+    require_numbered(q, 4 * MiB);
     q[12 * MiB - 1] = 1;
     ATF_REQUIRE_EQ(huge_free(h, q, "free"), 12 * MiB);
 #endif

@@ -14,6 +14,7 @@
 #include "chunk.h"
 #include "init.h"
 #include "options.h"
+#include "idle_arena.h"
 #include "require_msg.h"
 #include "size_classes.h"
 #include "stats.h"
@@ -21,15 +22,6 @@
 using namespace arenalloc;
 
 namespace {
-
-Arena *idle_arena(unsigned i) {
-    ATF_REQUIRE(ensure_initialized());
-    ATF_REQUIRE(g_narenas > i);
-    g_options.shared_large = false;  // large runs from the arena asked
-    Arena *a = arena_get(i);
-    ATF_REQUIRE(a != nullptr);
-    return a;
-}
 
 void append(void *out, const char *s) { static_cast<std::string *>(out)->append(s); }
 

@@ -77,15 +77,29 @@ ATF_TEST_CASE_BODY(util__align_up) {
     ATF_REQUIRE_EQ(align_up((size_t{3} << 20) + 1, size_t{2} << 20), size_t{4} << 20);
 }
 
-ATF_TEST_CASE_WITHOUT_HEAD(util__format_decimal);
-ATF_TEST_CASE_BODY(util__format_decimal) {
-    ATF_REQUIRE_EQ(decimal(0), "0");
-    ATF_REQUIRE_EQ(decimal(7), "7");
-    ATF_REQUIRE_EQ(decimal(10), "10");
-    ATF_REQUIRE_EQ(decimal(99), "99");
-    ATF_REQUIRE_EQ(decimal(100), "100");
-    ATF_REQUIRE_EQ(decimal(1234567890), "1234567890");
-    ATF_REQUIRE_EQ(decimal(UINT64_MAX), "18446744073709551615");
+ATF_TEST_CASE_WITHOUT_HEAD(util__format_numbers);
+ATF_TEST_CASE_BODY(util__format_numbers) {
+    struct Expected {
+        uint64_t v;
+        const char *decimal;
+        const char *hex;
+    };
+    const Expected expected[] = {
+        {0, "0", "0"},
+        {7, "7", "7"},
+        {10, "10", "a"},
+        {16, "16", "10"},
+        {99, "99", "63"},
+        {100, "100", "64"},
+        {0xdeadbeef, "3735928559", "deadbeef"},
+        {1234567890, "1234567890", "499602d2"},
+        {0x0123456789abcdefull, "81985529216486895", "123456789abcdef"},
+        {UINT64_MAX, "18446744073709551615", "ffffffffffffffff"},
+    };
+    for (const Expected &e : expected) {
+        ATF_REQUIRE_MSG(decimal(e.v) == e.decimal, e.v);
+        ATF_REQUIRE_MSG(hex(e.v) == e.hex, e.v);
+    }
     // Every power of ten has one more digit than the number before it.
     uint64_t p = 1;
     for (size_t digits = 1; digits <= 19; digits++, p *= 10) {
@@ -93,17 +107,6 @@ ATF_TEST_CASE_BODY(util__format_decimal) {
         if (p > 1)
             ATF_REQUIRE_MSG(decimal(p - 1) == std::string(digits - 1, '9'), p - 1);
     }
-}
-
-ATF_TEST_CASE_WITHOUT_HEAD(util__format_hex);
-ATF_TEST_CASE_BODY(util__format_hex) {
-    ATF_REQUIRE_EQ(hex(0), "0");
-    ATF_REQUIRE_EQ(hex(9), "9");
-    ATF_REQUIRE_EQ(hex(10), "a");
-    ATF_REQUIRE_EQ(hex(0x10), "10");
-    ATF_REQUIRE_EQ(hex(0xdeadbeef), "deadbeef");
-    ATF_REQUIRE_EQ(hex(0x0123456789abcdefull), "123456789abcdef");
-    ATF_REQUIRE_EQ(hex(UINT64_MAX), "ffffffffffffffff");
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(util__first_byte_not);
@@ -172,8 +175,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, util__is_pow2);
     ATF_ADD_TEST_CASE(tcs, util__lg_floor);
     ATF_ADD_TEST_CASE(tcs, util__align_up);
-    ATF_ADD_TEST_CASE(tcs, util__format_decimal);
-    ATF_ADD_TEST_CASE(tcs, util__format_hex);
+    ATF_ADD_TEST_CASE(tcs, util__format_numbers);
     ATF_ADD_TEST_CASE(tcs, util__first_byte_not);
     ATF_ADD_TEST_CASE(tcs, util__line_buffer_composes);
     ATF_ADD_TEST_CASE(tcs, util__line_buffer_right_aligns);
