@@ -226,7 +226,8 @@ ATF_TEST_CASE_BODY(allocator__calloc_zeroes) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(allocator__sized_free_checks_the_size);
 ATF_TEST_CASE_BODY(allocator__sized_free_checks_the_size) {
-    g_options.continue_on_bad_pointer = true;  // report and go on
+    ATF_REQUIRE(ensure_initialized());         // which sets the options,
+    g_options.continue_on_bad_pointer = true;  // then: report and go on
     char *p = static_cast<char *>(aa_malloc(100));
     memset(p, 1, 100);
     aa_free_sized(p, 1, 5000, "free_sized");  // another class: left alone
