@@ -485,13 +485,13 @@ ATF_TEST_CASE_BODY(hardened__ordinary_use_works)
 ATF_TEST_CASE(hardened__stress_test_passes);
 ATF_TEST_CASE_HEAD(hardened__stress_test_passes)
 {
-    set_md_var("descr", "tests/integration/stress_test's cases pass with S");
+    set_md_var("descr", "tests/stress/stress_test's cases pass with S");
     set_md_var("timeout", "300");
 }
 ATF_TEST_CASE_BODY(hardened__stress_test_passes)
 {
     const std::string stress = get_config_var("top_builddir", ARENALLOC_TOP_BUILDDIR) +
-                               std::string("/tests/integration/stress_test");
+                               std::string("/tests/stress/stress_test");
     if (access(stress.c_str(), X_OK) != 0)
         ATF_FAIL(stress + " is missing");
     for (const char *tc : { "stress__mixed_cross_thread", "stress__producer_consumer",

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "test_util.h"
+#include "../integration/test_util.h"
 
 namespace {
 

@@ -43,7 +43,7 @@
 #include <atf-c++.hpp>
 
 #include "arenalloc.h"
-#include "test_util.h"
+#include "../integration/test_util.h"
 
 namespace {
 
