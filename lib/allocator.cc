@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "config.h"
 #include "chunk.h"
 #include "chunk_registry.h"
 #include "hardened.h"
@@ -23,6 +24,18 @@ namespace arenalloc {
 namespace {
 
 constexpr size_t kMaxRequest = PTRDIFF_MAX;
+
+// Where the standards leave the choice to the C library, the host's
+// contract (configure --with-malloc-contract; arenalloc(3), STANDARDS).  A
+// libc's own config.h that does not say gets the BSD one.
+#if !defined(ARENALLOC_REALLOC_ZERO_FREES)
+#define ARENALLOC_REALLOC_ZERO_FREES 0
+#define ARENALLOC_MEMALIGN_ROUNDS_UP 0
+#define ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO 0
+#endif
+constexpr bool kReallocZeroFrees = ARENALLOC_REALLOC_ZERO_FREES != 0;
+constexpr bool kMemalignRoundsUp = ARENALLOC_MEMALIGN_ROUNDS_UP != 0;
+constexpr bool kPosixMemalignSetsErrno = ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO != 0;
 
 AA_NOINLINE void *fail_enomem() {
     errno = ENOMEM;
@@ -316,8 +329,9 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
     if (ptr == nullptr)
         return finish("realloc", nullptr, size, allocate(size, false));
     if (size == 0) {
-        if (g_options.malloc0_null) {
-            // With V, realloc(p, 0) frees p and returns NULL: checked first
+        if (g_options.malloc0_null || kReallocZeroFrees) {
+            // With V, or where the C library's contract says so (glibc,
+            // illumos), realloc(p, 0) frees p and returns NULL: checked first
             // as any realloc is, so that a block waiting in a thread cache
             // is reported rather than freed again under the cache.
             trace_call("realloc", ptr, 0, nullptr);
@@ -325,7 +339,7 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
                 deallocate(ptr, "realloc");
             return nullptr;
         }
-        size = 1;  // realloc(p, 0) keeps a minimal block: NULL only means failure
+        size = 1;  // the BSD contract: a minimal block; NULL only means failure
     }
     if (size > kMaxRequest)
         return finish("realloc", ptr, size, fail_enomem());
@@ -445,7 +459,9 @@ AA_NOINLINE int posix_memalign_general(void **out, size_t align, size_t size) {
     void *p = finish("posix_memalign", reinterpret_cast<void *>(align), size,
                      allocate_aligned(size, align));
     if (p == nullptr) {
-        errno = saved_errno;
+        // POSIX asks only for the return value; glibc sets errno as well,
+        // and programs written for it test errno.
+        errno = kPosixMemalignSetsErrno ? ENOMEM : saved_errno;
         return ENOMEM;
     }
     *out = p;
@@ -479,6 +495,19 @@ void *aa_aligned_alloc(size_t align, size_t size) {
     if (AA_LIKELY(fast != nullptr))
         return fast;
     return aligned_alloc_general(align, size);
+}
+
+void *aa_memalign(size_t align, size_t size) {
+    if (!is_pow2(align)) {
+        // glibc takes any alignment, rounded up to a power of two (0 and 1:
+        // none); the BSDs and illumos refuse it.
+        if (!kMemalignRoundsUp || align > (SIZE_MAX >> 1) + 1) {
+            errno = EINVAL;
+            return nullptr;
+        }
+        align = align == 0 ? 1 : size_t{1} << (64 - __builtin_clzll(align));
+    }
+    return aa_aligned_alloc(align, size);
 }
 
 void *aa_valloc(size_t size) {

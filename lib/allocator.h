@@ -110,6 +110,7 @@ void *aa_realloc(void *ptr, size_t size);
 void *aa_reallocarray(void *ptr, size_t n, size_t size);
 int aa_posix_memalign(void **out, size_t align, size_t size);
 void *aa_aligned_alloc(size_t align, size_t size);
+void *aa_memalign(size_t align, size_t size);
 void *aa_valloc(size_t size);
 void *aa_pvalloc(size_t size);
 size_t aa_usable_size(const void *ptr);

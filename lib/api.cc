@@ -39,7 +39,7 @@ AA_EXPORT int ARENALLOC_NAME(posix_memalign)(void **out, size_t align, size_t si
     return aa_posix_memalign(out, align, size);
 }
 AA_EXPORT void *ARENALLOC_NAME(aligned_alloc)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
-AA_EXPORT void *ARENALLOC_NAME(memalign)(size_t align, size_t size) { return aa_aligned_alloc(align, size); }
+AA_EXPORT void *ARENALLOC_NAME(memalign)(size_t align, size_t size) { return aa_memalign(align, size); }
 AA_EXPORT void *ARENALLOC_NAME(valloc)(size_t size) { return aa_valloc(size); }
 AA_EXPORT void *ARENALLOC_NAME(pvalloc)(size_t size) { return aa_pvalloc(size); }
 AA_EXPORT void ARENALLOC_NAME(free_sized)(void *ptr, size_t size) ARENALLOC_NOTHROW {

@@ -162,16 +162,37 @@ Arena *arena_get(unsigned index) {
     return a;
 }
 
-// Lock order, everywhere: init, ctl, stats print, stats heap, tcache list,
-// arena table, arenas by index, huge, registry, base.
+namespace {
+
+// What this fork's prepare handler took, for the parent's handler to give
+// back.  Written by the forking thread only: while it is kForkTookAll or
+// kForkTookInit the init mutex is held, so no other fork is in between.
+enum ForkLocks : uint8_t { kForkTookNone, kForkTookInit, kForkTookAll };
+ForkLocks g_fork_locks = kForkTookNone;
+
+}  // namespace
+
+// Fork protocol (lib/README, "Fork").  With one thread in the process no
+// lock is taken: no other thread can hold one, and a fork from a signal
+// handler that interrupted this thread inside the allocator (POSIX lists
+// fork as async-signal-safe) would wait forever for a lock its own thread
+// holds.  Otherwise the C library's stream-list lock comes first, then
+// ours, in the order: init, ctl, stats print, stats heap, tcache list,
+// arena table, arenas by index, huge, registry, base (the order used
+// everywhere).
 void malloc_prefork() {
+    if (platform_single_threaded())
+        return;
+    platform_stdio_list_lock();
     // The forking thread's cache goes back first: the child starts with
     // its regions in the arenas, and flushing needs the arena locks.
     if (tls_thread_state.tcache != &g_tcache_none)
         tcache_flush_all(tls_thread_state.tcache);
     g_init_mutex.lock();
-    if (!g_initialized.load(std::memory_order_acquire))
+    if (!g_initialized.load(std::memory_order_acquire)) {
+        g_fork_locks = kForkTookInit;
         return;
+    }
     ctl_prefork();
     stats_prefork();
     tcache_prefork();
@@ -184,10 +205,15 @@ void malloc_prefork() {
     huge_prefork();
     registry_prefork();
     base_prefork();
+    g_fork_locks = kForkTookAll;
 }
 
 void malloc_postfork_parent() {
-    if (g_initialized.load(std::memory_order_acquire)) {
+    ForkLocks took = g_fork_locks;
+    if (took == kForkTookNone)
+        return;
+    g_fork_locks = kForkTookNone;
+    if (took == kForkTookAll) {
         base_postfork_parent();
         registry_postfork_parent();
         huge_postfork_parent();
@@ -202,12 +228,21 @@ void malloc_postfork_parent() {
         ctl_postfork_parent();
     }
     g_init_mutex.unlock();
+    platform_stdio_list_unlock();
 }
 
+// Every lock is re-created free, whether the prepare handler took it or,
+// in a single-threaded process, the code a signal handler interrupted
+// holds it (the child of such a fork may only call async-signal-safe
+// functions, as with any C library's malloc: the heap is as the
+// interrupted call left it).
 void malloc_postfork_child() {
     // This handler ran, so it is registered in the child, whatever state
     // the registering thread had reached at the fork.
     g_fork_hooks.store(kForkHooksOk, std::memory_order_relaxed);
+    if (g_fork_locks != kForkTookNone)
+        platform_stdio_list_reset_in_child();
+    g_fork_locks = kForkTookNone;
     if (g_initialized.load(std::memory_order_acquire)) {
         base_postfork_child();
         registry_postfork_child();

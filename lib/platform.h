@@ -132,6 +132,24 @@ const char *platform_progname();
 // it cannot be arranged.
 bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)());
 
+// Whether the process has one thread now, so that no other thread can hold
+// or wait for a lock: the C library's own flag where it has one (a libc
+// build's --with-libc-threaded-flag, glibc's __libc_single_threaded), else
+// the kernel's thread count (Linux /proc); false when it cannot tell.
+// Async-signal-safe: the fork handlers ask it.
+bool platform_single_threaded();
+
+// The C library's lock over its list of open streams, which its fork()
+// takes after the fork handlers run and which fflush(NULL) holds while it
+// waits for each stream's lock.  The fork handler takes it before the
+// allocator's locks (the C library's own order: a thread inside getline()
+// holds a stream's lock and calls realloc), releases it in the parent and
+// re-creates it in the child.  Nothing where the C library has no such
+// lock to take (then fork ordering is the C library's affair).
+void platform_stdio_list_lock();
+void platform_stdio_list_unlock();
+void platform_stdio_list_reset_in_child();
+
 // Runs fn when the process exits normally (after the handlers the program
 // registers later).  Returns false when it cannot be arranged.
 bool platform_at_exit(void (*fn)());

@@ -6,6 +6,7 @@
 // mutex.h (configure sets ARENALLOC_ISTHREADED=__isthreaded on FreeBSD).
 #include "platform.h"
 #include "platform_posix.h"
+#include "mutex.h"
 
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -158,5 +159,21 @@ bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)()) {
     return false;
 #endif
 }
+
+// The stand-alone library has no flag of its own here: without
+// --with-libc-threaded-flag (default __isthreaded) it cannot tell.
+bool platform_single_threaded() {
+#if defined(ARENALLOC_ISTHREADED)
+    return AA_SINGLE_THREADED();
+#else
+    return false;
+#endif
+}
+
+// The C library's fork orders its own stream locks against its malloc's
+// (it calls _malloc_prefork itself); nothing to take here.
+void platform_stdio_list_lock() {}
+void platform_stdio_list_unlock() {}
+void platform_stdio_list_reset_in_child() {}
 
 }  // namespace arenalloc

@@ -5,6 +5,7 @@
 // more.
 #include "platform.h"
 #include "platform_posix.h"
+#include "mutex.h"
 
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -140,5 +141,21 @@ bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)()) {
     return false;
 #endif
 }
+
+// A libc build names the C library's flag (--with-libc-threaded-flag);
+// the stand-alone library cannot tell and always locks at fork.
+bool platform_single_threaded() {
+#if defined(ARENALLOC_ISTHREADED)
+    return AA_SINGLE_THREADED();
+#else
+    return false;
+#endif
+}
+
+// The C library's fork orders its own stream locks against its malloc's
+// (it calls _malloc_prefork itself); nothing to take here.
+void platform_stdio_list_lock() {}
+void platform_stdio_list_unlock() {}
+void platform_stdio_list_reset_in_child() {}
 
 }  // namespace arenalloc

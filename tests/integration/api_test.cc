@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "arenalloc.h"
+#include "config.h"  // the C library contract configure chose
 #include "test_util.h"
 
 // glibc declares pvalloc in <malloc.h>; other C libraries (musl) have no
@@ -553,27 +554,59 @@ ATF_TEST_CASE_BODY(realloc__null)
     }
 }
 
+// arenalloc(3), STANDARDS: where the C library's contract says so (glibc,
+// illumos), realloc(p, 0) frees p and returns NULL, errno untouched; under
+// the BSD contract it behaves as realloc(p, 1).  realloc(NULL, 0) is
+// malloc(0) everywhere.
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__zero_size);
 ATF_TEST_CASE_BODY(realloc__zero_size)
 {
-    // arenalloc(3): realloc(p, 0) behaves as realloc(p, 1).
     for (size_t n : { size_t(1), size_t(100), 20000 * size_t(1), 3 * MiB }) {
         unsigned char *p = static_cast<unsigned char *>(malloc(n));
         ATF_REQUIRE(p != NULL);
         p[0] = 0x5C;
-        errno = 0;
+        arenalloc_summary before, after;
+        ATF_REQUIRE(arenalloc_get_summary(&before) == 0);
+        errno = EDOM;
         unsigned char *q =
             static_cast<unsigned char *>(realloc(p, testutil::opaque<size_t>(0)));
+        const int saved_errno = errno;
+        ATF_REQUIRE(arenalloc_get_summary(&after) == 0);
+#if ARENALLOC_REALLOC_ZERO_FREES
+        TU_REQUIRE_MSG(q == NULL, "realloc(malloc(" << n << "), 0) = " << (void *)q);
+        TU_REQUIRE_MSG(saved_errno == EDOM, "realloc(p, 0) set errno to " << saved_errno);
+        TU_REQUIRE_MSG(after.nfree - before.nfree == 1,
+                       "realloc(malloc(" << n << "), 0): " << after.nfree - before.nfree
+                                         << " blocks freed, expected 1");
+#else
         TU_REQUIRE_MSG(q != NULL, "realloc(malloc(" << n << "), 0) = NULL, errno "
-                                                    << errno);
-        TU_REQUIRE_MSG(malloc_usable_size(q) >= 1,
-                       "usable size " << malloc_usable_size(q));
+                                                    << saved_errno);
+        TU_REQUIRE_MSG(malloc_usable_size(q) >= 1, "usable size " << malloc_usable_size(q));
         TU_REQUIRE_MSG(q[0] == 0x5C, "realloc(p, 0) lost the first byte");
         free(q);
+#endif
     }
     void *p = realloc(NULL, testutil::opaque<size_t>(0));
     ATF_REQUIRE(p != NULL);
     free(p);
+}
+
+// Many realloc(p, 0) in a row leave nothing behind (glibc contract): the
+// blocks are freed, not kept as minimal blocks.
+ATF_TEST_CASE_WITHOUT_HEAD(realloc__zero_size_loop);
+ATF_TEST_CASE_BODY(realloc__zero_size_loop)
+{
+    for (int i = 0; i < 100000; i++) {
+        void *p = malloc(static_cast<size_t>(1 + i % 3000));
+        ATF_REQUIRE(p != NULL);
+        void *q = realloc(p, testutil::opaque<size_t>(0));
+#if ARENALLOC_REALLOC_ZERO_FREES
+        TU_REQUIRE_MSG(q == NULL, "round " << i << ": realloc(p, 0) returned " << q);
+#else
+        TU_REQUIRE_MSG(q != NULL, "round " << i << ": realloc(p, 0) returned NULL");
+        free(q);
+#endif
+    }
 }
 
 namespace {
@@ -784,10 +817,66 @@ ATF_TEST_CASE_BODY(posix_memalign__enomem)
                                              << n << ") returned " << rv);
             TU_REQUIRE_MSG(p == sentinel, "posix_memalign(&p, " << a << ", "
                                               << n << ") changed *memptr");
-            TU_REQUIRE_MSG(errno == EDOM, "posix_memalign(&p, " << a << ", "
-                                              << n << ") changed errno to "
-                                              << errno);
+            const int want = ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO ? ENOMEM : EDOM;
+            TU_REQUIRE_MSG(errno == want, "posix_memalign(&p, " << a << ", "
+                                              << n << "): errno " << errno
+                                              << ", expected " << want);
         }
+    }
+}
+
+// arenalloc(3), STANDARDS: glibc's memalign takes any alignment and rounds
+// it up to a power of two; the BSD and illumos contracts refuse it (EINVAL).
+// Several alignments in a loop, each block aligned and usable.
+ATF_TEST_CASE_WITHOUT_HEAD(memalign__any_alignment);
+ATF_TEST_CASE_BODY(memalign__any_alignment)
+{
+    for (int round = 0; round < 3; round++) {
+        for (size_t a = 0; a <= 5000; a += (a < 100 ? 1 : 97)) {
+            const size_t n = 1 + a % 300 + static_cast<size_t>(round) * 1000;
+            errno = EDOM;
+            unsigned char *p = static_cast<unsigned char *>(memalign(testutil::opaque(a), n));
+            const bool pow2 = a != 0 && (a & (a - 1)) == 0;
+#if ARENALLOC_MEMALIGN_ROUNDS_UP
+            TU_REQUIRE_MSG(p != NULL, "memalign(" << a << ", " << n << ") = NULL, errno " << errno);
+            size_t want = 1;
+            while (want < a)
+                want <<= 1;
+            TU_REQUIRE_MSG(reinterpret_cast<uintptr_t>(p) % want == 0,
+                           "memalign(" << a << ", " << n << ") = " << (void *)p
+                                       << ", not aligned to " << want);
+            TU_REQUIRE_MSG(malloc_usable_size(p) >= n, "usable size " << malloc_usable_size(p));
+            memset(p, 0xA5, n);
+            free(p);
+#else
+            if (pow2) {
+                TU_REQUIRE_MSG(p != NULL && reinterpret_cast<uintptr_t>(p) % a == 0,
+                               "memalign(" << a << ", " << n << ") = " << (void *)p);
+                free(p);
+            } else {
+                TU_REQUIRE_MSG(p == NULL && errno == EINVAL,
+                               "memalign(" << a << ", " << n << ") = " << (void *)p
+                                           << ", errno " << errno);
+            }
+#endif
+            (void)pow2;
+        }
+    }
+}
+
+// C11 (DR 460) and glibc take a size that is not a multiple of the
+// alignment; so does arenalloc, on every platform.
+ATF_TEST_CASE_WITHOUT_HEAD(aligned_alloc__size_not_multiple);
+ATF_TEST_CASE_BODY(aligned_alloc__size_not_multiple)
+{
+    const size_t cases[][2] = { { 16, 1 }, { 64, 65 }, { 4096, 100 }, { 4096, 5000 },
+                                { size_t(1) << 21, 3 } };
+    for (const auto &c : cases) {
+        unsigned char *p = static_cast<unsigned char *>(aligned_alloc(c[0], c[1]));
+        TU_REQUIRE_MSG(p != NULL && reinterpret_cast<uintptr_t>(p) % c[0] == 0,
+                       "aligned_alloc(" << c[0] << ", " << c[1] << ") = " << (void *)p);
+        memset(p, 1, c[1]);
+        free(p);
     }
 }
 
@@ -825,8 +914,14 @@ ATF_TEST_CASE_BODY(posix_memalign__many_small)
 ATF_TEST_CASE_WITHOUT_HEAD(aligned_alloc__bad_alignment);
 ATF_TEST_CASE_BODY(aligned_alloc__bad_alignment)
 {
+    // glibc's contract rounds these up (memalign__any_alignment) and
+    // refuses only alignments no block can have.
+#if ARENALLOC_MEMALIGN_ROUNDS_UP
+    const size_t bad[] = { SIZE_MAX, (SIZE_MAX >> 1) + 2 };
+#else
     const size_t bad[] = { 0, 3, 6, 12, 24, 48, 100, 4097,
                            (size_t(1) << 20) + 8, SIZE_MAX };
+#endif
     for (size_t a : bad) {
         errno = 0;
         void *p = aligned_alloc(a, 64);
@@ -860,8 +955,14 @@ ATF_TEST_CASE_BODY(aligned_alloc__enomem)
 ATF_TEST_CASE_WITHOUT_HEAD(memalign__bad_alignment);
 ATF_TEST_CASE_BODY(memalign__bad_alignment)
 {
+    // glibc's contract rounds these up (memalign__any_alignment) and
+    // refuses only alignments no block can have.
+#if ARENALLOC_MEMALIGN_ROUNDS_UP
+    const size_t bad[] = { SIZE_MAX, (SIZE_MAX >> 1) + 2 };
+#else
     const size_t bad[] = { 0, 3, 6, 12, 24, 48, 100, 4097,
                            (size_t(1) << 20) + 8, SIZE_MAX };
+#endif
     for (size_t a : bad) {
         errno = 0;
         void *p = memalign(a, 64);
@@ -963,6 +1064,8 @@ ATF_TEST_CASE_BODY(errno__every_failure_table)
 {
     const size_t big = static_cast<size_t>(PTRDIFF_MAX) + 1;
     const size_t huge_align = size_t(1) << 62;
+    // A failing posix_memalign sets errno too under glibc's contract.
+    const int kPmErrno = ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO ? ENOMEM : EDOM;
     void *keep = malloc(100);
     ATF_REQUIRE(keep != NULL);
     testutil::pattern_fill(keep, 100, 5);
@@ -1009,9 +1112,9 @@ ATF_TEST_CASE_BODY(errno__every_failure_table)
         { "valloc(PTRDIFF_MAX+1)", [&] { return ptr(valloc(opaque(big))); }, 0, ENOMEM },
         { "pvalloc(SIZE_MAX)", [&] { return ptr(pvalloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "pvalloc(PTRDIFF_MAX+1)", [&] { return ptr(pvalloc(opaque(big))); }, 0, ENOMEM },
-        { "posix_memalign(8, SIZE_MAX)", [&] { return pm(8, opaque(SIZE_MAX)); }, ENOMEM, EDOM },
-        { "posix_memalign(4096, PTRDIFF_MAX+1)", [&] { return pm(4096, opaque(big)); }, ENOMEM, EDOM },
-        { "posix_memalign(2^62, 1)", [&] { return pm(opaque(huge_align), 1); }, ENOMEM, EDOM },
+        { "posix_memalign(8, SIZE_MAX)", [&] { return pm(8, opaque(SIZE_MAX)); }, ENOMEM, kPmErrno },
+        { "posix_memalign(4096, PTRDIFF_MAX+1)", [&] { return pm(4096, opaque(big)); }, ENOMEM, kPmErrno },
+        { "posix_memalign(2^62, 1)", [&] { return pm(opaque(huge_align), 1); }, ENOMEM, kPmErrno },
         { "posix_memalign(0, 8)", [&] { return pm(opaque(size_t(0)), 8); }, EINVAL, EDOM },
         { "posix_memalign(4, 8)", [&] { return pm(opaque(size_t(4)), 8); }, EINVAL, EDOM },
         { "posix_memalign(24, 8)", [&] { return pm(opaque(size_t(24)), 8); }, EINVAL, EDOM },
@@ -1021,9 +1124,12 @@ ATF_TEST_CASE_BODY(errno__every_failure_table)
         { "aligned_alloc(24, 8)", [&] { return ptr(aligned_alloc(opaque(size_t(24)), 8)); }, 0, EINVAL },
         { "aligned_alloc(24, SIZE_MAX)", [&] { return ptr(aligned_alloc(opaque(size_t(24)), SIZE_MAX)); }, 0, EINVAL },
         { "aligned_alloc(SIZE_MAX, 8)", [&] { return ptr(aligned_alloc(opaque(SIZE_MAX), 8)); }, 0, EINVAL },
+#if !ARENALLOC_MEMALIGN_ROUNDS_UP
         { "memalign(0, 8)", [&] { return ptr(memalign(opaque(size_t(0)), 8)); }, 0, EINVAL },
         { "memalign(3, 8)", [&] { return ptr(memalign(opaque(size_t(3)), 8)); }, 0, EINVAL },
         { "memalign(24, 8)", [&] { return ptr(memalign(opaque(size_t(24)), 8)); }, 0, EINVAL },
+#endif
+        { "memalign(SIZE_MAX, 8)", [&] { return ptr(memalign(opaque(SIZE_MAX), 8)); }, 0, EINVAL },
     };
     for (const row &r : rows) {
         errno = EDOM;
@@ -1106,6 +1212,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, calloc__overflow);
     ATF_ADD_TEST_CASE(tcs, realloc__null);
     ATF_ADD_TEST_CASE(tcs, realloc__zero_size);
+    ATF_ADD_TEST_CASE(tcs, realloc__zero_size_loop);
     ATF_ADD_TEST_CASE(tcs, realloc__ladder_up_and_down);
     ATF_ADD_TEST_CASE(tcs, realloc__all_pairs);
     ATF_ADD_TEST_CASE(tcs, realloc__same_class_in_place);
@@ -1114,6 +1221,8 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, reallocarray__overflow);
     ATF_ADD_TEST_CASE(tcs, posix_memalign__bad_alignment);
     ATF_ADD_TEST_CASE(tcs, posix_memalign__enomem);
+    ATF_ADD_TEST_CASE(tcs, memalign__any_alignment);
+    ATF_ADD_TEST_CASE(tcs, aligned_alloc__size_not_multiple);
     ATF_ADD_TEST_CASE(tcs, posix_memalign__alignments);
     ATF_ADD_TEST_CASE(tcs, posix_memalign__many_small);
     ATF_ADD_TEST_CASE(tcs, aligned_alloc__bad_alignment);
