@@ -99,7 +99,7 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
     if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
         const Run *r = reinterpret_cast<const Run *>(e);
         size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
-        if (!kFreeChecks || AA_LIKELY(region_is_start(r->start_magic, offset)))
+        if (!kFreeChecks || AA_LIKELY(run_offset_is_region_start(r, offset)))
             return tcache_free4(tc, size_t{r->bin4}, ptr);
     }
     free_large(ptr, e);

@@ -199,10 +199,9 @@ unsigned release_regions_locked(Arena *a, unsigned bin_index, void **ptrs, unsig
             release_checked_locked(a, c, p, keep_empty);
             continue;
         }
-        size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
-        uint32_t reg = region_index(info.reciprocal, offset);
-        if (AA_UNLIKELY(reg >= info.nregs || static_cast<size_t>(reg) * info.region_size != offset ||
-                        r->bitmap.is_free(reg))) {
+        uint32_t reg = 0;
+        if (AA_UNLIKELY(run_region_at(r, reinterpret_cast<uintptr_t>(p) - r->base, &reg) !=
+                        RegionAt::kLive)) {
             release_checked_locked(a, c, p, keep_empty);  // reports it
             continue;
         }

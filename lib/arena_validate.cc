@@ -35,12 +35,11 @@ const char *validate_locked(Chunk *c, const void *p, Run **run_out, uint32_t *re
     switch (page_map_tag(e)) {
     case kPageSmall: {
         Run *r = page_map_run(e);
-        const BinInfo &info = bin_info(r->size_class);
-        size_t offset = reinterpret_cast<uintptr_t>(p) - r->base;
-        uint32_t reg = region_index(info.reciprocal, offset);
-        if (reg >= info.nregs || static_cast<size_t>(reg) * info.region_size != offset)
+        uint32_t reg = 0;
+        RegionAt at = run_region_at(r, reinterpret_cast<uintptr_t>(p) - r->base, &reg);
+        if (at == RegionAt::kNotAStart)
             return "not the start of a block";
-        if (r->bitmap.is_free(reg))
+        if (at == RegionAt::kFree)
             return "block already free (double free)";
         AA_ASSERT(r->chunk == c && r->size_class < kNumBins && run_map_agrees(r));
         *run_out = r;
@@ -71,8 +70,8 @@ bool arena_region_is_free(Chunk *c, const void *p) {
     if (page_map_tag(e) != kPageSmall)
         return false;
     const Run *r = page_map_run(e);
-    uint32_t reg = region_index(r->reciprocal, reinterpret_cast<uintptr_t>(p) - r->base);
-    return reg < r->nregs && r->bitmap.is_free(reg);
+    uint32_t reg = 0;
+    return run_region_at(r, reinterpret_cast<uintptr_t>(p) - r->base, &reg) == RegionAt::kFree;
 }
 
 size_t arena_usable_size(Chunk *c, const void *p, const char *fn) {
