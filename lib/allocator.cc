@@ -446,7 +446,7 @@ AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {
     size_t rounded = align_up(size, align);
     if (rounded - 1 >= g_fast_limit)
         return nullptr;
-    return tcache_try_alloc4(tls_thread_state.tcache, size_t{kSizeClasses.bin4[(rounded + 7) >> 3]});
+    return tcache_try_alloc_at_offset(tls_thread_state.tcache, size_t{kSizeClasses.bin_offset_words[(rounded + 7) >> 3]});
 }
 
 // The general paths, apart so that the fast ones above need no frame.

@@ -33,7 +33,7 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
             return nullptr;
         r->state = kPageSmall;
         r->size_class = static_cast<uint8_t>(bin_index);
-        r->bin4 = static_cast<uint8_t>(4 * bin_index);
+        r->bin_offset_words = static_cast<uint8_t>(4 * bin_index);
         r->region_size = info.region_size;
         r->reciprocal = info.reciprocal;
         r->start_magic = info.start_magic;

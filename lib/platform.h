@@ -17,7 +17,6 @@ namespace arenalloc {
 
 constexpr unsigned kLgPage = LG_PAGE;
 constexpr size_t kPage = size_t{1} << kLgPage;
-constexpr uintptr_t kPageMask = kPage - 1;
 
 // Counters kept by the platform layer, so that tests and statistics can
 // see what was asked of the kernel.  Updated with relaxed atomics: the

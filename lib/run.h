@@ -31,8 +31,8 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
-    uint8_t bin4;          // small: size_class * 4, free()'s way to its
-                           //   cache bin (tcache_bin_of4)
+    uint8_t bin_offset_words;  // small: size_class * 4, the offset of its
+                               //   cache bin in words (tcache_bin_at_offset)
     // Arena lock held for everything below.  The first cache line
     // (base_alloc aligns descriptors to 64 bytes) ends with what releasing
     // a run reads and the first bitmap words, which realloc reads without
