@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chunk_registry.h"
 #include "page_map.h"
 #include "platform.h"
 
@@ -27,9 +28,7 @@ struct ChunkGeometry {
 };
 extern AA_HIDDEN ChunkGeometry g_chunk;
 
-constexpr int kLgChunkDefault = 21;  // 2 MiB
-constexpr int kLgChunkMin = 18;          // 256 KiB, the registry granule
-constexpr int kLgChunkMax = 30;          // 1 GiB
+// kLgChunkDefault, kLgChunkMin and kLgChunkMax: chunk_registry.h.
 
 // The header of a chunk, at its start.  magic, arena, npages,
 // header_pages and from_sbrk are set before the chunk is registered and

@@ -79,6 +79,14 @@ uint64_t platform_random_seed();
 // Starts a detached thread running fn(arg); false when it cannot.
 bool platform_thread_start(void *(*fn)(void *), void *arg);
 
+// Registers fn to run when a thread that armed it exits (thread-specific
+// data: platform_thread_exit_arm); once per process.  False when it
+// cannot (no hook then).
+bool platform_thread_exit_hook(void (*fn)(void *));
+
+// Arms the exit hook for the calling thread: fn(arg) runs at its exit.
+void platform_thread_exit_arm(void *arg);
+
 // Sleeps for ms milliseconds (or until a signal).
 void platform_sleep_ms(uint64_t ms);
 
