@@ -79,11 +79,8 @@ void shared_large_watch_locked(Arena *shared) {
 // small runs of the other arenas, whose chunks they would otherwise split
 // (arena 0 still serves the small requests of its own threads), and
 // pooled, so a page one thread frees is the next page any thread's large
-// request takes.
-// (entry-cache, 2 CPUs, 15 paired rounds: peak resident size after a scan
-// 362 -> 330 MiB with 4 threads, 297 -> 280 MiB with 1, and no slower; in
-// the 4-thread run, each thread's arena held 15-30 MiB of dirty pages from
-// large blocks that the others could not use.)  Arena 0 is only tried:
+// request takes, rather than each arena holding dirty pages from large
+// blocks that the others cannot use.  Arena 0 is only tried:
 // while another thread holds it, the request takes the path below, so
 // large requests never queue behind each other; and the watch above turns
 // sharing off for a while when the lock is busy.
@@ -92,10 +89,9 @@ void shared_large_watch_locked(Arena *shared) {
 // another arena's dirty free pages, else from a's new chunks.  Arenas hand
 // pages to each other only this way: a large block lives in the arena of
 // its chunk (frees and resizes lock that one), while a small run must
-// belong to the arena of its bin.  Without it, pages freed into one arena
-// (by another thread, or after its own thread finished) waited there for
-// the decay time while the others mapped more (entry-cache with 4 threads:
-// peak resident size 392-457 MiB in four runs, with it 331-373).  Only
+// belong to the arena of its bin.  It keeps pages freed into one arena (by
+// another thread, or after its own thread finished) from waiting there for
+// the decay time while the others map more.  Only
 // dirty pages are taken: clean ones cost a page fault wherever they come
 // from, and an arena no thread uses keeps only the minimum of dirty pages,
 // so a block lent from its clean pages would be purged and faulted in

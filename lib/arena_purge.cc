@@ -56,9 +56,8 @@ bool arena_in_use(const Arena *a) {
 // thread's large runs) allocates only when another arena's
 // large request takes its free pages (run_alloc_anywhere): its dirty pages
 // mostly wait for the decay time while other arenas map new ones, so it
-// keeps the minimum.  (entry-cache with 4 threads: as the scanners
-// finished, the others' frees left 30-50 MiB dirty in each finished
-// thread's arena and the process grew by a quarter.)
+// keeps the minimum: otherwise the dirty pages of every arena whose
+// threads finished add up while the live arenas map more.
 uint64_t dirty_allowed(const Arena *a) {
     int shift = g_options.lg_dirty_ratio;
     // At F's bound the ratio rule is off (FreeBSD's "6F"): decay only.
@@ -77,12 +76,12 @@ uint64_t dirty_allowed(const Arena *a) {
 // dirty to recently active pages (down to half the allowance, so the next
 // frees do not purge again at once), and decay, below.
 //
-// A working set that moves can still purge and refault in a loop: four
-// blocks of 512-640 KiB allocated and freed over and over landed in two
-// chunks by turns, so after each round of frees the dirty pages were 1.4
-// times the peak of active ones, and every round purged and then faulted
-// the same pages in again (one madvise and 1.6-2.2 us a malloc + free pair,
-// against jemalloc's 0.42 us).  So when the ratio rule is about to purge
+// A working set that moves can still purge and refault in a loop: a few
+// large blocks allocated and freed over and over may land in two chunks
+// by turns, so that after each round of frees the dirty pages exceed the
+// allowance and every round purges and then faults the same pages in
+// again, an madvise and page faults per malloc + free.  So when the ratio
+// rule is about to purge
 // again within a hundredth of the decay time, and since its last purge the
 // arena made at least half as many clean (purged or untouched) pages active
 // as that purge gave back, the allowance doubles for the rest of the decay
@@ -99,12 +98,13 @@ bool ratio_purges_thrash(const Arena *a, uint32_t now32) {
            arena_in_use(a);
 }
 
-// Decay: free runs whose pages have been dirty for nine tenths of the
-// decay time are purged (see decay.h).  The dirty list is in the order runs became dirty, near enough
-// (the rest of a split run keeps its age but goes to the back), so the
-// walk stops at the first run too young.  The decay period also bounds how
-// long the ratio rule remembers its peak.
 void release_empty_runs_locked(Arena *a, bool purge);
+
+// Decay: free runs whose pages have been dirty for nine tenths of the
+// decay time are purged (see decay.h).  The dirty list is in the order
+// runs became dirty, near enough (the rest of a split run keeps its age
+// but goes to the back), so the walk stops at the first run too young.
+// The decay period also bounds how long the ratio rule remembers its peak.
 
 void decay_locked(Arena *a, uint64_t now) {
     uint32_t decay = static_cast<uint32_t>(decay_age_limit_ms());
@@ -154,15 +154,13 @@ namespace {
 // each drain of the frees would give them back (a run cut and released
 // for every few mallocs in the classes of a few KiB).  They may hold half
 // the arena's dirty allowance in pages (dirty_allowed(): F and f double and
-// halve it) and one chunk's worth at most, besides that allowance: taking
-// them out of it left the dirty pages just over it after a program freed
-// everything, and a purge pass and its refaults followed (fluctuate:
-// 103,000 page faults instead of 68,000).  Half the allowance without the
-// chunk bound left a program that freed everything with a third more
-// resident memory (entry-cache, 4 threads).  Kept
-// runs age like dirty pages: once the oldest has been kept for the decay
-// time they are all purged and released (decay_locked); a purge releases
-// them at once.
+// halve it) and one chunk's worth at most, besides that allowance: counted
+// inside it, they would leave the dirty pages just over it after a program
+// frees everything, and a purge pass and its refaults would follow; the
+// chunk bound keeps a program that frees everything from holding much
+// more resident memory than the allowance.  Kept runs age like dirty
+// pages: once the oldest has been kept for the decay time they are all
+// purged and released (decay_locked); a purge releases them at once.
 uint64_t kept_allowed(const Arena *a) {
     uint64_t half = dirty_allowed(a) / 2;
     return half < g_chunk.npages ? half : g_chunk.npages;

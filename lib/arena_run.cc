@@ -482,10 +482,97 @@ bool run_trim_tail(Arena *a, Run *r, uint32_t npages) {
     return true;
 }
 
-// Returns a run's pages to the free runs as dirty pages (clean ones when
-// the caller purged them), merging with free neighbours; an empty chunk is
-// kept (up to kRetainedChunks per arena, its pages purged by the usual
-// rules) or unmapped.
+namespace {
+
+// A free run that took in the pages released after it, as it was before:
+// where it stood on its lists.
+struct GrownRun {
+    Run *run;           // nullptr: no free run before
+    unsigned bucket;    // its size bucket
+    bool was_dirty;     // it was on the dirty list
+    bool was_one_page;  // its first page was its last: untagged since
+};
+
+// A free run just before released run r takes r's pages in (releases in
+// address order, as when a program frees what it allocated in turn,
+// always find one): it stays on its lists, and moves only where it must
+// (place_grown_run).  Returns the run that now holds r's pages.
+Run *merge_into_previous(Arena *a, Run *r, GrownRun *grown) {
+    Chunk *c = r->chunk;
+    uint32_t first = run_first_page(r);
+    if (first <= c->header_pages)
+        return r;
+    PageMapEntry e = c->map[first - 1];
+    if (page_map_tag(e) != kPageFree)
+        return r;
+    Run *prev = page_map_run(e);
+    AA_ASSERT(prev->state == kPageFree && run_map_agrees(prev));
+    grown->run = prev;
+    grown->bucket = free_bucket(prev->npages);
+    grown->was_dirty = prev->ndirty != 0;
+    grown->was_one_page = prev->npages == 1;
+    untag_boundary(c, first - 1);
+    prev->npages += r->npages;
+    prev->ndirty += r->ndirty;
+    if (r->ndirty != 0)
+        prev->dirty_since = r->dirty_since;
+    prev->zeroed = 0;
+    desc_free(a, r);
+    return prev;
+}
+
+// A free run just after run r (being released) joins it.
+void merge_next(Arena *a, Run *r) {
+    Chunk *c = r->chunk;
+    uint32_t after = run_first_page(r) + r->npages;
+    if (after >= c->npages)
+        return;
+    PageMapEntry e = c->map[after];
+    if (page_map_tag(e) != kPageFree)
+        return;
+    Run *next = page_map_run(e);
+    free_run_remove(a, next);
+    untag_boundary(c, after);
+    if (r->ndirty == 0)
+        r->dirty_since = next->dirty_since;  // only its pages are dirty
+    r->npages += next->npages;
+    r->ndirty += next->ndirty;
+    desc_free(a, next);
+}
+
+// Puts a grown free run where it belongs now: its pages are the newest
+// dirty ones, so its place is the back of the dirty list (clean pages
+// leave its age and place as they were); it leaves its bucket only for
+// another one.  False when it covers its chunk now: it is then off both
+// lists, for the empty-chunk path.
+bool place_grown_run(Arena *a, const GrownRun &g, bool dirty) {
+    Run *r = g.run;
+    bool whole = r->npages == chunk_usable_pages();
+    bool rebucket = whole || free_bucket(r->npages) != g.bucket ||
+                    a->free_buckets[g.bucket] != r;
+    bool stays = g.was_dirty && (a->dirty_last == r || !dirty);
+    if (rebucket)
+        bucket_remove_from(a, r, g.bucket);
+    if (g.was_dirty && (whole || !stays))
+        dirty_list_remove(a, r);
+    if (whole)
+        return false;
+    if (g.was_one_page)
+        tag_free_boundaries(r);
+    else
+        tag_free_boundary(r, run_first_page(r) + r->npages - 1);  // its first page names it already
+    if (rebucket)
+        bucket_insert(a, r);
+    if (!stays && r->ndirty != 0)
+        dirty_list_append(a, r);
+    AA_ASSERT(run_map_agrees(r));
+    return true;
+}
+
+}  // namespace
+
+// An empty chunk is kept (up to kRetainedChunks per arena, its pages
+// purged by the usual rules) or unmapped.
 void run_release(Arena *a, Run *r, bool dirty) {
     Chunk *c = r->chunk;
     uint32_t first = run_first_page(r);
@@ -504,73 +591,12 @@ void run_release(Arena *a, Run *r, bool dirty) {
     a->nactive -= n;
     a->ndirty += r->ndirty;
 
-    // A free run just before takes the pages in (releases in address
-    // order, as when a program frees what it allocated in turn, always
-    // find one): it stays on its lists, and moves only where it must.
-    Run *grown = nullptr;
-    unsigned grown_bucket = 0;
-    bool grown_dirty = false;
-    bool grown_one_page = false;  // its first page was its last: untagged below
-    if (first > c->header_pages) {
-        PageMapEntry e = c->map[first - 1];
-        if (page_map_tag(e) == kPageFree) {
-            Run *prev = page_map_run(e);
-            AA_ASSERT(prev->state == kPageFree && run_map_agrees(prev));
-            grown = prev;
-            grown_bucket = free_bucket(prev->npages);
-            grown_dirty = prev->ndirty != 0;
-            grown_one_page = prev->npages == 1;
-            untag_boundary(c, first - 1);
-            prev->npages += r->npages;
-            prev->ndirty += r->ndirty;
-            if (r->ndirty != 0)
-                prev->dirty_since = r->dirty_since;
-            prev->zeroed = 0;
-            desc_free(a, r);
-            r = prev;
-            first = run_first_page(r);
-        }
-    }
-    uint32_t after = first + r->npages;
-    if (after < c->npages) {
-        PageMapEntry e = c->map[after];
-        if (page_map_tag(e) == kPageFree) {
-            Run *next = page_map_run(e);
-            free_run_remove(a, next);
-            untag_boundary(c, after);
-            if (r->ndirty == 0)
-                r->dirty_since = next->dirty_since;  // only its pages are dirty
-            r->npages += next->npages;
-            r->ndirty += next->ndirty;
-            desc_free(a, next);
-        }
-    }
-    if (grown != nullptr) {
-        // Its pages are the newest dirty ones now: its place is the back
-        // of the dirty list.  It leaves its bucket only for another one,
-        // and both lists when it covers the chunk (below).
-        bool whole = r->npages == chunk_usable_pages();
-        bool rebucket = whole || free_bucket(r->npages) != grown_bucket ||
-                        a->free_buckets[grown_bucket] != r;
-        // (Clean pages leave its age and its place as they were.)
-        bool stays = grown_dirty && (a->dirty_last == r || !dirty);
-        if (rebucket)
-            bucket_remove_from(a, r, grown_bucket);
-        if (grown_dirty && (whole || !stays))
-            dirty_list_remove(a, r);
-        if (!whole) {
-            if (grown_one_page)
-                tag_free_boundaries(r);
-            else
-                tag_free_boundary(r, first + r->npages - 1);  // its first page names it already
-            if (rebucket)
-                bucket_insert(a, r);
-            if (!stays && r->ndirty != 0)
-                dirty_list_append(a, r);
-            AA_ASSERT(run_map_agrees(r));
-            maybe_purge(a, now);
-            return;
-        }
+    GrownRun grown = {};
+    r = merge_into_previous(a, r, &grown);
+    merge_next(a, r);
+    if (grown.run != nullptr && place_grown_run(a, grown, dirty)) {
+        maybe_purge(a, now);
+        return;
     }
     if (r->npages == chunk_usable_pages()) {
         if (a->nempty_chunks >= kRetainedChunks && !c->from_sbrk) {
