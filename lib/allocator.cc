@@ -80,16 +80,17 @@ BlockRoute route_request(size_t size, size_t align) {
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.  The thread cache serves
 // the classes it holds unless the alignment is above a page (a run
-// aligned by skipping pages is not one of its blocks).
+// aligned by skipping pages is not one of its blocks): asked first, as
+// the aligned fast paths' misses (a tick due) come here.
 void *allocate_big_once(size_t size, size_t align, bool zero) {
     Arena *a = thread_arena();
     if (a == nullptr)
         return fail_enomem();
+    if (align <= kPage && align_up(size, align) <= kTcacheLargeMax)
+        return allocate_small_slow(size_to_class(align_up(size, align)), zero);
     BlockRoute route = route_request(size, align);
     if (route.kind == BlockKind::kHuge)
         return counted(huge_malloc(a, route.usize, align, zero), route.usize);
-    if (align <= kPage && route.usize <= kTcacheLargeMax)
-        return allocate_small_slow(route.cls, zero);
     return counted(arena_malloc_large(a, route.cls, align > kPage ? align : kPage, zero),
                    route.usize);
 }
