@@ -51,23 +51,33 @@ void *counted(void *p, size_t usize) {
 
 }  // namespace
 
-// Requests above kSmallMax with natural (page) alignment, or any request
-// with alignment above what a small class gives.
-
 namespace {
 
-void *allocate_big_once(size_t size, size_t align, bool zero) {
-    Arena *a = thread_arena();
-    if (a == nullptr)
-        return fail_enomem();
+enum class BlockKind { kSmall, kLarge, kHuge };
+
+// Where a block for a request of size bytes (1 to kMaxRequest) aligned to
+// align (a power of two) comes from.
+struct BlockRoute {
+    BlockKind kind;
+    unsigned cls;  // kSmall and kLarge: the size class
+    size_t usize;  // the usable size the block gets
+};
+
+// The one routing between small, large and huge: allocate_big_once
+// follows it, and request_usable_size answers from it what a block would
+// measure.
+BlockRoute route_request(size_t size, size_t align) {
     if (align <= kPage) {
+        // Every class is aligned to the largest power of two dividing it
+        // (size_classes_test), so the class of the size rounded up to the
+        // alignment will do.
         size_t s = align_up(size, align);
-        if (s <= kTcacheLargeMax)  // small, or a cached large class
-            return allocate_small_slow(size_to_class(s), zero);
-        if (s <= g_chunk.large_max)
-            return counted(arena_malloc_large(a, size_to_class(s), kPage, zero),
-                           class_to_size(size_to_class(s)));
-        return counted(huge_malloc(a, s, align, zero), align_up(s, kPage));
+        if (s <= g_chunk.large_max) {
+            unsigned cls = size_to_class(s);
+            return {cls < kNumBins ? BlockKind::kSmall : BlockKind::kLarge, cls,
+                    class_to_size(cls)};
+        }
+        return {BlockKind::kHuge, 0, align_up(s, kPage)};
     }
     // A large run can be aligned by skipping its leading pages, as long as
     // the worst-case padding still fits a chunk.
@@ -75,9 +85,27 @@ void *allocate_big_once(size_t size, size_t align, bool zero) {
     if (s <= g_chunk.large_max) {
         unsigned cls = size_to_class(s);
         if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
-            return counted(arena_malloc_large(a, cls, align, zero), class_to_size(cls));
+            return {BlockKind::kLarge, cls, class_to_size(cls)};
     }
-    return counted(huge_malloc(a, size, align, zero), align_up(size, kPage));
+    return {BlockKind::kHuge, 0, align_up(size, kPage)};
+}
+
+// Requests above kSmallMax with natural (page) alignment, or any request
+// with alignment above what a small class gives.  The thread cache serves
+// the classes it holds unless the alignment is above a page (a run
+// aligned by skipping pages is not one of its blocks): asked first, as
+// the aligned fast paths' misses (a tick due) come here.
+void *allocate_big_once(size_t size, size_t align, bool zero) {
+    Arena *a = thread_arena();
+    if (a == nullptr)
+        return fail_enomem();
+    if (align <= kPage && align_up(size, align) <= kTcacheLargeMax)
+        return allocate_small_slow(size_to_class(align_up(size, align)), zero);
+    BlockRoute route = route_request(size, align);
+    if (route.kind == BlockKind::kHuge)
+        return counted(huge_malloc(a, route.usize, align, zero), route.usize);
+    return counted(arena_malloc_large(a, route.cls, align > kPage ? align : kPage, zero),
+                   route.usize);
 }
 
 void reclaim_for_retry() { aa_purge(); }
@@ -189,14 +217,9 @@ AA_ALWAYS_INLINE int live_small_bin(const void *ptr) {
     if (AA_UNLIKELY(page_map_tag(e) != kPageSmall))
         return -1;
     const Run *r = reinterpret_cast<const Run *>(e);
-    size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
-    if (AA_UNLIKELY(!region_is_start(r->start_magic, offset)))
-        return -1;
-    uint32_t reg = region_index(r->reciprocal, offset);
-    if (AA_UNLIKELY(reg >= r->nregs))
-        return -1;
-    uint64_t word = __atomic_load_n(&r->bitmap.words[reg / 64], __ATOMIC_RELAXED);
-    if (AA_UNLIKELY((word >> (reg % 64)) & 1))
+    uint32_t reg = 0;
+    if (AA_UNLIKELY(run_region_at(r, reinterpret_cast<uintptr_t>(ptr) - r->base, &reg) !=
+                    RegionAt::kLive))
         return -1;
     if (AA_UNLIKELY(*static_cast<const uintptr_t *>(ptr) == kFreeMark))
         return -1;
@@ -256,19 +279,7 @@ size_t request_usable_size(size_t size, size_t align) {
         size = 1;
     if (size > kMaxRequest)
         return 0;
-    if (align <= kPage) {
-        size_t s = align_up(size, align);
-        if (s <= g_chunk.large_max)
-            return class_to_size(size_to_class(s));
-        return align_up(s, kPage);
-    }
-    size_t s = size < kSmallMax + 1 ? kSmallMax + 1 : size;
-    if (s <= g_chunk.large_max) {
-        unsigned cls = size_to_class(s);
-        if (class_to_size(cls) + align - kPage <= g_chunk.large_max)
-            return class_to_size(cls);
-    }
-    return align_up(size, kPage);
+    return route_request(size, align).usize;
 }
 
 }  // namespace
@@ -450,7 +461,7 @@ AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {
     size_t rounded = align_up(size, align);
     if (rounded - 1 >= g_fast_limit)
         return nullptr;
-    return tcache_try_alloc4(tls_thread_state.tcache, size_t{kSizeClasses.bin4[(rounded + 7) >> 3]});
+    return tcache_try_alloc_at_offset(tls_thread_state.tcache, size_t{kSizeClasses.bin_offset_words[(rounded + 7) >> 3]});
 }
 
 // The general paths, apart so that the fast ones above need no frame.

@@ -44,7 +44,7 @@ AA_ALWAYS_INLINE void *aa_malloc(size_t size) {
             __builtin_unreachable();
         // size - 1 is at hand from the test above: ((size - 1) >> 3) + 1
         // is (size + 7) >> 3, one instruction fewer.
-        return tcache_alloc4(tls_thread_state.tcache, size_t{kSizeClasses.bin4[((size - 1) >> 3) + 1]});
+        return tcache_alloc_at_offset(tls_thread_state.tcache, size_t{kSizeClasses.bin_offset_words[((size - 1) >> 3) + 1]});
     }
     return malloc_slow(size);
 }
@@ -99,8 +99,8 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
     if (AA_LIKELY(page_map_tag(e) == kPageSmall)) {
         const Run *r = reinterpret_cast<const Run *>(e);
         size_t offset = reinterpret_cast<uintptr_t>(ptr) - r->base;
-        if (!kFreeChecks || AA_LIKELY(region_is_start(r->start_magic, offset)))
-            return tcache_free4(tc, size_t{r->bin4}, ptr);
+        if (!kFreeChecks || AA_LIKELY(run_offset_is_region_start(r, offset)))
+            return tcache_free_at_offset(tc, size_t{r->bin_offset_words}, ptr);
     }
     free_large(ptr, e);
 }

@@ -81,6 +81,9 @@ struct ArenaStats {
 // The hardened profile's quarantine (hardened.cc): small blocks freed but
 // not yet returned to their runs, so that a freed region is not handed out
 // again at once.  A ring, oldest at `next`; guarded by the arena's mutex.
+// Invariants: count <= kQuarantineSlots; slot[(next + i) %
+// kQuarantineSlots] for i < count are the held blocks, size[] their region
+// sizes, and bytes their sum (at most kQuarantineBytes after each free).
 constexpr unsigned kQuarantineSlots = 32;
 constexpr size_t kQuarantineBytes = 64 << 10;  // at most this much held per arena
 
@@ -96,7 +99,11 @@ struct Quarantine {
 // back to their own arena.  Kept out of the regions themselves (metadata
 // memory, recycled, never unmapped), so that a write after free cannot
 // forge an entry, and so that taking a batch reads a few sequential lines
-// rather than chasing a link through every region.
+// rather than chasing a link through every region.  A batch belongs to one
+// party at a time, so it needs no lock: the pushing thread while it fills
+// it, an arena's chain (lock-free, arena_push_remote) until the arena's
+// lock holder takes the whole chain, then the pool.  All regions[0..count)
+// are of one class and one arena.
 constexpr unsigned kRemoteBatchRegions = 64;
 
 struct RemoteBatch {

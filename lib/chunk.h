@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "chunk_registry.h"
 #include "page_map.h"
 #include "platform.h"
 
@@ -27,12 +28,18 @@ struct ChunkGeometry {
 };
 extern AA_HIDDEN ChunkGeometry g_chunk;
 
-constexpr int kLgChunkDefault = 21;  // 2 MiB
-constexpr int kLgChunkMin = 18;          // 256 KiB, the registry granule
-constexpr int kLgChunkMax = 30;          // 1 GiB
+// kLgChunkDefault, kLgChunkMin and kLgChunkMax: chunk_registry.h.
 
+// The header of a chunk, at its start.  magic, arena, npages,
+// header_pages and from_sbrk are set before the chunk is registered and
+// never change, so they are read without a lock; everything else is
+// guarded by the owning arena's mutex.  Invariants: map[0..header_pages)
+// are header tags; every page after them belongs to exactly one run, and
+// nfree_pages counts the pages of its free runs (npages - header_pages
+// when the chunk is empty).  free() reads map entries without the lock
+// (allocator.h): an entry is written whole, with a relaxed atomic load.
 struct Chunk {
-    uint64_t magic;
+    uint64_t magic;     // kChunkMagic while the chunk is mapped
     Arena *arena;       // owner; fixed for the chunk's life
     Chunk *next;        // the arena's list of chunks
     Chunk *prev;

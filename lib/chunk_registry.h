@@ -20,6 +20,11 @@ namespace arenalloc {
 // The registry's unit: the smallest chunk size allowed and the alignment of
 // every chunk and huge mapping, so no granule is ever shared by two owners.
 constexpr unsigned kLgGranule = 18;
+
+// Chunk sizes (the K option's bounds): a chunk covers whole granules.
+constexpr int kLgChunkDefault = 21;  // 2 MiB
+constexpr int kLgChunkMin = kLgGranule;  // 256 KiB
+constexpr int kLgChunkMax = 30;          // 1 GiB
 constexpr size_t kGranule = size_t{1} << kLgGranule;
 constexpr unsigned kRegistryAddressBits = 48;
 constexpr unsigned kRegistryKeyBits = kRegistryAddressBits - kLgGranule;

@@ -359,10 +359,10 @@ size_t huge_purge_cache() {
     return bytes;
 }
 
-void huge_stats(HugeStats *out) {
+void huge_stats(HugeStats *out, size_t *cached_bytes) {
     MutexGuard guard(g_huge_mutex);
     *out = g_huge_stats;
-    out->cached = g_huge_cache_bytes;
+    *cached_bytes = g_huge_cache_bytes;
 }
 
 void huge_prefork() { g_huge_mutex.lock(); }

@@ -13,6 +13,12 @@ namespace arenalloc {
 
 struct Arena;
 
+// A huge block's descriptor, in metadata memory.  Guarded by the huge
+// lock (g_huge_mutex), except that addr is fixed while the block lives and
+// the registry maps its granules to the descriptor, so free() finds it
+// without the lock.  Invariants: usize is a multiple of the page, mapped
+// of the granule, usize <= mapped; a live descriptor is on g_huge_live,
+// a spare one on the spare list only.
 struct Huge {
     uintptr_t addr;    // start of the block (and of the mapping)
     size_t usize;      // usable size: the request rounded up to a page
@@ -27,12 +33,11 @@ struct HugeStats {
     uint64_t ndalloc;
     uint64_t allocated;  // sum of usize of live blocks
     uint64_t mapped;     // sum of mapped of live blocks
-    uint64_t cached;     // bytes of freed mappings kept for reuse
 };
 
 // Under the huge lock; named here for the debug descriptor.
 extern AA_HIDDEN Huge *g_huge_live;           // every live huge block
-extern AA_HIDDEN HugeStats g_huge_stats;      // (its cached field is unused)
+extern AA_HIDDEN HugeStats g_huge_stats;
 extern AA_HIDDEN size_t g_huge_cache_bytes;   // bytes of freed mappings kept
 
 // A huge block of at least size bytes aligned to align (power of two),
@@ -61,7 +66,9 @@ void huge_decay();
 // Unmaps every cached mapping; the bytes given back.
 size_t huge_purge_cache();
 
-void huge_stats(HugeStats *out);
+// The counts, and the bytes of freed mappings kept for reuse, read
+// together.
+void huge_stats(HugeStats *out, size_t *cached_bytes);
 
 void huge_prefork();
 void huge_postfork_parent();

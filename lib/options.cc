@@ -1,7 +1,7 @@
 // options.cc — the MALLOC_OPTIONS parser, driven by the rows of option_list.h.
 #include "options.h"
 
-#include "chunk.h"
+#include "chunk_registry.h"
 #include "platform.h"
 #include "report.h"
 

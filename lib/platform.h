@@ -17,7 +17,6 @@ namespace arenalloc {
 
 constexpr unsigned kLgPage = LG_PAGE;
 constexpr size_t kPage = size_t{1} << kLgPage;
-constexpr uintptr_t kPageMask = kPage - 1;
 
 // Counters kept by the platform layer, so that tests and statistics can
 // see what was asked of the kernel.  Updated with relaxed atomics: the
@@ -79,6 +78,14 @@ uint64_t platform_random_seed();
 
 // Starts a detached thread running fn(arg); false when it cannot.
 bool platform_thread_start(void *(*fn)(void *), void *arg);
+
+// Registers fn to run when a thread that armed it exits (thread-specific
+// data: platform_thread_exit_arm); once per process.  False when it
+// cannot (no hook then).
+bool platform_thread_exit_hook(void (*fn)(void *));
+
+// Arms the exit hook for the calling thread: fn(arg) runs at its exit.
+void platform_thread_exit_arm(void *arg);
 
 // Sleeps for ms milliseconds (or until a signal).
 void platform_sleep_ms(uint64_t ms);

@@ -108,6 +108,18 @@ bool pages_protect(void *addr, size_t size, bool accessible) {
     return ok;
 }
 
+namespace {
+
+pthread_key_t g_thread_exit_key;
+
+}  // namespace
+
+bool platform_thread_exit_hook(void (*fn)(void *)) {
+    return pthread_key_create(&g_thread_exit_key, fn) == 0;
+}
+
+void platform_thread_exit_arm(void *arg) { pthread_setspecific(g_thread_exit_key, arg); }
+
 bool platform_thread_start(void *(*fn)(void *), void *arg) {
     int saved_errno = errno;
     pthread_attr_t attr;

@@ -11,6 +11,8 @@
 
 #include "bitmap.h"
 #include "page_map.h"
+#include "size_classes.h"
+#include "util.h"
 
 namespace arenalloc {
 
@@ -29,8 +31,8 @@ struct Run {
     uint16_t hint;         // small: no free region lies in a bitmap word below this
     uint8_t state;         // PageTag: kPageFree, kPageSmall or kPageLarge
     uint8_t size_class;    // small: bin index; large: size-class index
-    uint8_t bin4;          // small: size_class * 4, free()'s way to its
-                           //   cache bin (tcache_bin_of4)
+    uint8_t bin_offset_words;  // small: size_class * 4, the offset of its
+                               //   cache bin in words (tcache_bin_at_offset)
     // Arena lock held for everything below.  The first cache line
     // (base_alloc aligns descriptors to 64 bytes) ends with what releasing
     // a run reads and the first bitmap words, which realloc reads without
@@ -50,6 +52,30 @@ struct Run {
 
 static_assert(offsetof(Run, bitmap) + sizeof(uint64_t) <= 64 && offsetof(Run, chunk) < 64,
               "a run's class, chunk, length and first bitmap word share a cache line");
+
+// Whether offset (from r->base) is a region start of small run r: free()'s
+// inline check, one multiply and one compare.
+AA_ALWAYS_INLINE bool run_offset_is_region_start(const Run *r, size_t offset) {
+    return region_is_start(r->start_magic, offset);
+}
+
+// What lies at offset (from r->base) in small run r.
+enum class RegionAt { kLive, kFree, kNotAStart };
+
+// Whether offset is the start of a live region of small run r, with its
+// index in *reg_out when it is a region start.  Every check of a pointer
+// into a small run asks this (under the arena lock, or without it for a
+// block the caller owns: the bitmap word is read once).
+AA_ALWAYS_INLINE RegionAt run_region_at(const Run *r, size_t offset, uint32_t *reg_out) {
+    if (!run_offset_is_region_start(r, offset))
+        return RegionAt::kNotAStart;
+    uint32_t reg = region_index(r->reciprocal, offset);
+    if (reg >= r->nregs)
+        return RegionAt::kNotAStart;
+    *reg_out = reg;
+    uint64_t word = __atomic_load_n(&r->bitmap.words[reg / 64], __ATOMIC_RELAXED);
+    return (word >> (reg % 64)) & 1 ? RegionAt::kFree : RegionAt::kLive;
+}
 
 // Intrusive doubly-linked list of runs with a head pointer.
 inline void run_list_push(Run **head, Run *r) {

@@ -92,6 +92,10 @@ AA_ALWAYS_INLINE bool region_is_start(uint64_t start_magic, size_t offset) {
 constexpr uint32_t kRunGrowRegions = 64;
 constexpr uint32_t kRunGrowMaxPages = 16;
 
+// One small class's run geometry: computed at compile time (make_bin_info),
+// constant, read without a lock.  run_pages pages hold exactly nregs
+// regions of region_size bytes, with no tail (nregs * region_size ==
+// run_pages * kPage), which region_is_start() relies on.
 struct BinInfo {
     uint32_t region_size;
     uint32_t run_pages;
@@ -137,7 +141,9 @@ struct SizeClassTable {
     uint64_t size[kNumClasses];
     BinInfo bin[kNumBins];
     uint8_t lookup[kLookupMax / 8 + 1];  // (size + 7) / 8 -> class index
-    uint8_t bin4[kLookupMax / 8 + 1];    // the same, times 4 (tcache_bin_of4)
+    uint8_t bin_offset_words[kLookupMax / 8 + 1];  // the same, times 4: the
+                                                   //   class's cache bin
+                                                   //   (tcache_bin_at_offset)
 };
 
 constexpr SizeClassTable make_size_class_table() {
@@ -149,7 +155,7 @@ constexpr SizeClassTable make_size_class_table() {
     for (size_t i = 0; i <= kLookupMax / 8; i++)
         t.lookup[i] = static_cast<uint8_t>(size_to_class_formula(i * 8));
     for (size_t i = 0; i <= kLookupMax / 8; i++)
-        t.bin4[i] = static_cast<uint8_t>(4 * t.lookup[i]);
+        t.bin_offset_words[i] = static_cast<uint8_t>(4 * t.lookup[i]);
     return t;
 }
 

@@ -125,18 +125,19 @@ bool stats_heap(HeapSnapshot *out) {
         out->nfree += scratch.ndalloc_small + scratch.ndalloc_large;
     }
     HugeStats huge;
-    huge_stats(&huge);
+    size_t huge_cached = 0;
+    huge_stats(&huge, &huge_cached);
     out->huge_nmalloc = huge.nmalloc;
     out->huge_ndalloc = huge.ndalloc;
     out->huge_allocated = huge.allocated;
     out->huge_mapped = huge.mapped;
     out->huge_cur = huge.nmalloc - huge.ndalloc;
-    out->huge_cached = huge.cached;
+    out->huge_cached = huge_cached;
     out->allocated += huge.allocated;
     out->active += huge.allocated;
     // Cached mappings are not purged: their pages stay resident.
-    out->resident += huge.allocated + huge.cached;
-    out->mapped += huge.mapped + huge.cached;
+    out->resident += huge.allocated + huge_cached;
+    out->mapped += huge.mapped + huge_cached;
     out->nmalloc += huge.nmalloc;
     out->nfree += huge.ndalloc;
     out->metadata = base_mapped();

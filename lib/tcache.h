@@ -253,12 +253,13 @@ void tcache_postfork_child();
 // one branch tests both; as two branches (the tick counted by the bin or
 // by the whole cache) malloc-test ran 5-8 % slower (lib/DECISIONS.md:
 // "The cache's clock").
-// The bin of class bin reached from bin * 4 (SizeClassTable::bin4,
-// Run::bin4): with bins 32 bytes apart at the start of the cache, that is
-// one scaled address (tc + bin4 * 8) rather than a shift and an add.
+// The cache bin that lies offset_words 8-byte words after the first
+// (SizeClassTable::bin_offset_words, Run::bin_offset_words: the class
+// times 4, bins being 32 bytes): one scaled address, tc + offset * 8, where
+// the class itself would take a shift and an add.
 static_assert(sizeof(TCacheBin) == 32, "a bin is four words");
-AA_ALWAYS_INLINE TCacheBin *tcache_bin_of4(TCache *tc, size_t bin4) {
-    return reinterpret_cast<TCacheBin *>(reinterpret_cast<char *>(tc->bins) + bin4 * 8);
+AA_ALWAYS_INLINE TCacheBin *tcache_bin_at_offset(TCache *tc, size_t offset_words) {
+    return reinterpret_cast<TCacheBin *>(reinterpret_cast<char *>(tc->bins) + offset_words * 8);
 }
 
 template <typename Miss>
@@ -285,17 +286,17 @@ AA_ALWAYS_INLINE void *tcache_alloc(TCache *tc, size_t bin) {
     return tcache_pop(&tc->bins[bin], [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
 }
 
-// tcache_alloc of the class whose bin4 is given (malloc's inline path).
-AA_ALWAYS_INLINE void *tcache_alloc4(TCache *tc, size_t bin4) {
-    return tcache_pop(tcache_bin_of4(tc, bin4), [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
+// tcache_alloc of the class whose bin_offset_words is given (malloc's inline path).
+AA_ALWAYS_INLINE void *tcache_alloc_at_offset(TCache *tc, size_t bin_offset_words) {
+    return tcache_pop(tcache_bin_at_offset(tc, bin_offset_words), [tc](TCacheBin *b) { return tcache_alloc_slow(tc, b); });
 }
 
-// The pop alone, of the class whose bin4 is given: nullptr where
+// The pop alone, of the class whose bin_offset_words is given: nullptr where
 // tcache_alloc would take its slow path, so that a caller with a general
 // path of its own (posix_memalign's) needs no frame for a call it would
 // have to come back from.
-AA_ALWAYS_INLINE void *tcache_try_alloc4(TCache *tc, size_t bin4) {
-    return tcache_pop(tcache_bin_of4(tc, bin4), [](TCacheBin *) -> void * { return nullptr; });
+AA_ALWAYS_INLINE void *tcache_try_alloc_at_offset(TCache *tc, size_t bin_offset_words) {
+    return tcache_pop(tcache_bin_at_offset(tc, bin_offset_words), [](TCacheBin *) -> void * { return nullptr; });
 }
 
 // Fast path of free for a validated block of a cached class: a stack push,
@@ -315,9 +316,9 @@ AA_ALWAYS_INLINE void tcache_push(TCache *tc, TCacheBin *b, void *p) {
 
 AA_ALWAYS_INLINE void tcache_free(TCache *tc, size_t bin, void *p) { tcache_push(tc, &tc->bins[bin], p); }
 
-// tcache_free of the class whose bin4 is given (free's inline path).
-AA_ALWAYS_INLINE void tcache_free4(TCache *tc, size_t bin4, void *p) {
-    tcache_push(tc, tcache_bin_of4(tc, bin4), p);
+// tcache_free of the class whose bin_offset_words is given (free's inline path).
+AA_ALWAYS_INLINE void tcache_free_at_offset(TCache *tc, size_t bin_offset_words, void *p) {
+    tcache_push(tc, tcache_bin_at_offset(tc, bin_offset_words), p);
 }
 
 }  // namespace arenalloc

@@ -1,12 +1,12 @@
 // thread_state.cc — round-robin arena assignment and thread exit.
 #include "thread_state.h"
 
-#include <pthread.h>
 
 #include <atomic>
 
 #include "arena.h"
 #include "init.h"
+#include "platform.h"
 #include "tcache.h"
 
 namespace arenalloc {
@@ -18,8 +18,7 @@ std::atomic<uint64_t> g_threads_seen{0};
 namespace {
 
 std::atomic<unsigned> g_next_arena{0};
-pthread_key_t g_exit_key;
-std::atomic<bool> g_exit_key_ready{false};
+std::atomic<bool> g_exit_hook_ready{false};
 
 }  // namespace
 
@@ -65,8 +64,8 @@ Arena *thread_arena_slow() {
     g_threads_seen.fetch_add(1, std::memory_order_relaxed);
     assign(ts, a);
     ts->phase = kThreadActive;
-    if (g_exit_key_ready.load(std::memory_order_acquire))
-        pthread_setspecific(g_exit_key, ts);
+    if (g_exit_hook_ready.load(std::memory_order_acquire))
+        platform_thread_exit_arm(ts);
     return a;
 }
 
@@ -97,8 +96,8 @@ bool thread_set_arena(unsigned index) {
 }
 
 void thread_state_hook_init() {
-    if (pthread_key_create(&g_exit_key, thread_exit_hook) == 0)
-        g_exit_key_ready.store(true, std::memory_order_release);
+    if (platform_thread_exit_hook(thread_exit_hook))
+        g_exit_hook_ready.store(true, std::memory_order_release);
 }
 
 namespace {

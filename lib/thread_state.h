@@ -28,6 +28,11 @@ enum ThreadPhase : uint8_t {
     kThreadExited,    // the exit hook ran; the arena stays usable
 };
 
+// One per thread, in initial-exec TLS.  Only its own thread reads or
+// writes it (no lock), except arena->nthreads, which counts the threads
+// assigned to an arena.  tcache is never nullptr: &g_tcache_none stands
+// for "no cache", so the inline paths need no null test.  arena is
+// nullptr only in phase kThreadNew.
 struct ThreadState {
     TCache *tcache;  // &g_tcache_none until the first small request, and after exit
     Arena *arena;

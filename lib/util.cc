@@ -92,13 +92,4 @@ LineBuffer &LineBuffer::rdec(uint64_t v, unsigned width) {
     return *this;
 }
 
-LineBuffer &LineBuffer::rstr(const char *s, unsigned width) {
-    size_t n = 0;
-    while (s[n] != '\0')
-        n++;
-    for (size_t i = n; i < width; i++)
-        chr(' ');
-    return str(s);
-}
-
 }  // namespace arenalloc

@@ -34,17 +34,8 @@ constexpr unsigned lg_floor(size_t x) {
     return 63u - static_cast<unsigned>(__builtin_clzll(x));
 }
 
-// Smallest k with 2^k >= x; x must be non-zero.
-constexpr unsigned lg_ceil(size_t x) {
-    return x == 1 ? 0 : lg_floor(x - 1) + 1;
-}
-
 constexpr size_t align_up(size_t x, size_t align) {
     return (x + align - 1) & ~(align - 1);
-}
-
-constexpr size_t align_down(size_t x, size_t align) {
-    return x & ~(align - 1);
 }
 
 // Formats v into buf (no terminator) and returns the digit count; buf
@@ -67,7 +58,6 @@ class LineBuffer {
     LineBuffer &chr(char c);
     // Right-aligned in width columns (never truncated).
     LineBuffer &rdec(uint64_t v, unsigned width);
-    LineBuffer &rstr(const char *s, unsigned width);
     void clear() { len_ = 0; }
     const char *data() const { return buf_; }
     size_t size() const { return len_; }

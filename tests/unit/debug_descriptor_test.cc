@@ -84,7 +84,7 @@ const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chu
 const Member kRun[] = {M(Run, base), M(Run, start_magic), M(Run, region_size),
                        M(Run, reciprocal), M(Run, nregs),
                        M(Run, nfree), M(Run, hint), M(Run, state), M(Run, size_class),
-                       M(Run, bin4),
+                       M(Run, bin_offset_words),
                        M(Run, npages), M(Run, chunk), M(Run, bitmap), M(Run, zeroed),
                        M(Run, ndirty), M(Run, dirty_since), M(Run, next), M(Run, prev), M(Run, dirty_next),
                        M(Run, dirty_prev)};
@@ -92,8 +92,7 @@ const Member kBitmap[] = {M(RunBitmap, words)};
 const Member kHuge[] = {M(Huge, addr), M(Huge, usize), M(Huge, mapped), M(Huge, arena),
                         M(Huge, next), M(Huge, prev)};
 const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
-                             M(HugeStats, allocated), M(HugeStats, mapped),
-                             M(HugeStats, cached)};
+                             M(HugeStats, allocated), M(HugeStats, mapped)};
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M(TCache, arena),
                           M(TCache, nmalloc_ticked), M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_bin), M(TCache, gc_left), M(TCache, next_free),
@@ -104,7 +103,7 @@ const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),
                            M(BinInfo, reciprocal), M(BinInfo, start_magic)};
 const Member kSizeClassTable[] = {M(SizeClassTable, size), M(SizeClassTable, bin),
-                                  M(SizeClassTable, lookup), M(SizeClassTable, bin4)};
+                                  M(SizeClassTable, lookup), M(SizeClassTable, bin_offset_words)};
 const Member kChunkGeometry[] = {M(ChunkGeometry, lg_chunk), M(ChunkGeometry, chunk_size),
                                  M(ChunkGeometry, npages), M(ChunkGeometry, header_pages),
                                  M(ChunkGeometry, large_max)};

@@ -16,6 +16,7 @@ typedef unsigned int uint_t;
 typedef uint64_t upad64_t;
 
 typedef uint_t pthread_t;
+typedef uint_t pthread_key_t;
 typedef struct _pthread_attr {
     void *__pthread_attrp;
 } pthread_attr_t;
