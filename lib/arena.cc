@@ -13,6 +13,7 @@
 #include "decay.h"
 #include "options.h"
 #include "report.h"
+#include "tcache.h"
 
 namespace arenalloc {
 
@@ -70,6 +71,14 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
     if (AA_UNLIKELY(g_options.junk))
         memset(p, kJunkOnFree, usize);
     if (r->state == kPageSmall) {
+        // A region freed here rather than through a thread cache (realloc
+        // moved it, or the thread has no cache) carries the free mark too:
+        // a second free() of it on the cache's path then finds it free in
+        // the bitmap and reports it, where it would have cached a free
+        // region and handed it out twice.  (S checks frees its own way and
+        // wants free regions all junk.)
+        if (kFreeChecks && !g_options.hardened)
+            *static_cast<uintptr_t *>(p) = kFreeMark;
         a->stats.ndalloc_small++;
         region_release_locked(a, r, reg);
         a->mutex.unlock();

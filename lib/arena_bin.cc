@@ -8,6 +8,7 @@
 #include "debug_assert.h"
 #include "options.h"
 #include "report.h"
+#include "tcache.h"
 
 namespace arenalloc {
 
@@ -168,6 +169,8 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     }
     if (AA_UNLIKELY(g_options.hardened))
         check_junk_on_reuse(p, bin_info(bin_index).region_size);
+    else if (kFreeChecks)
+        *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     fill_new_block(p, bin_info(bin_index).region_size, zero, false);
     return p;
 }

@@ -562,6 +562,22 @@ ATF_TEST_CASE_BODY(free__small_double_not_on_top)
                    });
 }
 
+// A block freed by the arena rather than a thread cache (realloc moved it)
+// and then freed again must be caught at the second free, not cached and
+// handed out twice.
+ATF_TEST_CASE_WITHOUT_HEAD(free__small_double_after_realloc_moved);
+ATF_TEST_CASE_BODY(free__small_double_after_realloc_moved)
+{
+    for (size_t sz : {size_t{16}, size_t{100}, size_t{3000}})
+        require_deaths("free", kDoubleFree, [sz] { return fresh_block(sz); },
+                       [](void *p) {
+                           void *q = realloc(opaque(p), 100000);
+                           if (q == NULL)
+                               _exit(2);
+                           free(opaque(p));
+                       });
+}
+
 // The first free put the block in one thread's cache, the second comes from
 // another thread: one without a cache of its own, one with (the block is
 // not in its cache), and the reverse (the first free on a thread that is
@@ -910,6 +926,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, free__huge_interior);
     ATF_ADD_TEST_CASE(tcs, free__small_double);
     ATF_ADD_TEST_CASE(tcs, free__small_double_not_on_top);
+    ATF_ADD_TEST_CASE(tcs, free__small_double_after_realloc_moved);
     ATF_ADD_TEST_CASE(tcs, free__small_double_across_threads);
     ATF_ADD_TEST_CASE(tcs, free__small_double_after_remote_push);
     ATF_ADD_TEST_CASE(tcs, free__moved_block_freed_by_other_arena);
