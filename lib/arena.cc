@@ -75,9 +75,9 @@ size_t arena_free(Chunk *c, void *p, const char *fn) {
         // moved it, or the thread has no cache) carries the free mark too:
         // a second free() of it on the cache's path then finds it free in
         // the bitmap and reports it, where it would have cached a free
-        // region and handed it out twice.  (S checks frees its own way and
-        // wants free regions all junk.)
-        if (kFreeChecks && !g_options.hardened)
+        // region and handed it out twice.  (J and S promise free regions
+        // all junk; their frees take the locked path, which checks.)
+        if (kFreeChecks && !g_options.junk && !g_options.hardened)
             *static_cast<uintptr_t *>(p) = kFreeMark;
         a->stats.ndalloc_small++;
         region_release_locked(a, r, reg);

@@ -493,7 +493,11 @@ ATF_TEST_CASE_BODY(threads__churn)
     const unsigned long long rss_before = number(m, "rss_before");
     const unsigned long long rss_after = number(m, "rss_after");
     TU_REQUIRE_MSG(rss_before > 0, "no /proc/self/statm");
-    TU_REQUIRE_MSG(rss_after <= rss_before + MiB,
+    // 2 MiB: the test's own sets and the C library's cache of thread
+    // stacks move the resident size by about 1 MiB from run to run on a
+    // loaded machine; state kept per finished thread (18,000 of them) would
+    // add far more.
+    TU_REQUIRE_MSG(rss_after <= rss_before + 2 * MiB,
                    "resident memory grew by " << (rss_after - rss_before) << " bytes: " << r.out);
     TU_REQUIRE_MSG(number(m, "narenas_used") <= number(m, "narenas"),
                    "more arenas than configured: " << r.out);
