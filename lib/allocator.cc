@@ -30,7 +30,11 @@ constexpr size_t kMaxRequest = PTRDIFF_MAX;
 // libc's own config.h that does not say gets the BSD one.
 #if !defined(ARENALLOC_REALLOC_ZERO_FREES)
 #define ARENALLOC_REALLOC_ZERO_FREES 0
+#endif
+#if !defined(ARENALLOC_MEMALIGN_ROUNDS_UP)
 #define ARENALLOC_MEMALIGN_ROUNDS_UP 0
+#endif
+#if !defined(ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO)
 #define ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO 0
 #endif
 constexpr bool kReallocZeroFrees = ARENALLOC_REALLOC_ZERO_FREES != 0;

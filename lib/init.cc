@@ -72,10 +72,10 @@ bool init_done(bool ok) {
 }  // namespace
 
 // A fork by another thread while an allocator lock is held and no fork
-// handler is registered leaves the child waiting forever on a lock held by
-// a thread it does not have (found by tools/check-sanitized:
-// prefixed_test's prefixed__fork_while_busy hung).  So the handlers are
-// registered before the first lock is taken.  (Not under the mutex: the
+// handler is registered would leave the child waiting forever on a lock
+// held by a thread it does not have (prefixed_test's
+// prefixed__fork_while_busy).  So the handlers are registered before the
+// first lock is taken.  (Not under the mutex: the
 // registration waits for a fork in progress, and that fork would copy the
 // held mutex.)  Where registering allocates (not glibc), that allocation
 // fails, nothing being ready, and the handlers are registered again once

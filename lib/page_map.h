@@ -55,8 +55,8 @@ inline bool page_map_dirty(PageMapEntry e) {
 
 // The loops over a run's entries (a 1 MiB run has 256) go four entries a
 // step, in two vector registers (GCC's and Clang's vector extension: SSE2
-// on x86-64, plain code where there are no vectors).  Written plainly they
-// went one entry a step and were most of a large malloc + free.
+// on x86-64, plain code where there are no vectors): one entry a step,
+// they would be most of a large malloc + free.
 // (A typedef: clang ignores the alignment attribute on an alias
 // declaration, and then uses aligned vector moves on entries that are only
 // 8-byte aligned.)

@@ -170,8 +170,9 @@ bool platform_single_threaded() {
 #endif
 }
 
-// The C library's fork orders its own stream locks against its malloc's
-// (it calls _malloc_prefork itself); nothing to take here.
+// Built into the C library, arenalloc's prefork runs where that libc's
+// fork() calls _malloc_prefork, in the libc's own lock order; interposed,
+// this system's stream-list lock has no public entry.  Nothing to take.
 void platform_stdio_list_lock() {}
 void platform_stdio_list_unlock() {}
 void platform_stdio_list_reset_in_child() {}

@@ -239,12 +239,15 @@ bool platform_single_threaded() {
 #else
     // Field 20 of /proc/self/stat, after the command name in parentheses
     // (which may itself hold spaces and parentheses, hence the last ')').
+    int saved_errno = errno;  // fork() must not change it for the program
     int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
+    ssize_t n = -1;
     char buf[512];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+    }
+    errno = saved_errno;
     if (n <= 0)
         return false;
     buf[n] = '\0';

@@ -31,11 +31,10 @@ constexpr size_t kSmallMax = 14336;
 // Sizes up to here map to their class by table, and malloc's inline path
 // serves exactly these: every small class, so that an 8 KiB buffer (BUFSIZ
 // on glibc) takes it too, and the large classes that thread caches hold
-// (tcache.h: kTcacheLargeMax).  With the table ending at 4 KiB, a malloc +
-// free pair of 8 KiB took 119 instructions instead of 71, and with it
-// ending at 14 KiB a pair of 16 KiB took 111 (tools/bench/callgrind); the
-// table is 8 KiB, and a program touches only the lines of the sizes it
-// asks for.
+// (tcache.h: kTcacheLargeMax).  A size past the table costs a computed
+// lookup and a slower path, some 40 more instructions a malloc + free pair
+// (tools/bench/callgrind); the table is 8 KiB, and a program touches only
+// the lines of the sizes it asks for.
 constexpr size_t kLookupMax = 64 << 10;
 constexpr unsigned kMaxRunRegions = 512;  // bounds the run bitmap
 constexpr unsigned kMaxRunPages = 16;

@@ -27,11 +27,10 @@ namespace {
 
 // Allocations from a cache (over all its classes, on average) between two
 // looks of the decay rule.  A process that frees a big job's memory and
-// then goes on with light traffic served entirely from its caches
-// otherwise looked only at GC visits, every 8192 allocations: at 800
-// allocations a second (tools/bench/free_all.c) it kept 230 MiB resident
-// 12 s after the frees, past the decay time.  A look costs a clock read
-// from the vDSO.
+// then goes on with light traffic served entirely from its caches would
+// otherwise look only at GC visits, every 8192 allocations, and keep its
+// freed memory resident long past the decay time (tools/bench/free_all.c).
+// A look costs a clock read from the vDSO.
 constexpr int32_t kDecayLookAllocs = 512;
 
 int32_t tick_period() {

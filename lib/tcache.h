@@ -39,19 +39,17 @@ namespace arenalloc {
 
 constexpr uint32_t kTcacheBinBytes = 32 << 10;
 constexpr uint32_t kTcacheMaxSlots = 128;
-// At least 16 regions even of the biggest small classes: with 8, a
-// thread that only allocates (or only frees) the 4-14 KiB classes took the
-// arena lock every 4 blocks (cross_thread: 1.02-1.055 x the operations per
-// second with 16; at most about 1.7 MiB cached per thread, from 1.15).
+// At least 16 regions even of the biggest small classes: a thread that
+// only allocates (or only frees) the 4-14 KiB classes then takes the arena
+// lock every 8 blocks, not every 4, for at most about 1.7 MiB cached per
+// thread (tools/bench cross-thread).
 constexpr uint32_t kTcacheMinSlots = 16;
 
 // The smallest large classes are cached too, up to kTcacheLargeMax (16 to
-// 64 KiB: nine classes).  Without the cache a malloc and free of 16 KiB
-// took two arena lock holds, a run cut and a run release: about 1,200
-// instructions and 160 ns against 10 to 35 ns for the other allocators;
-// 40 to 64 KiB, 1,270 instructions and 100-150 ns against tcmalloc's 7-9
-// and mimalloc's 16-27 (lib/DECISIONS.md, "Large classes of 16 to 64 KiB
-// in thread caches").
+// 64 KiB: nine classes): served by the arena, a malloc and free of these
+// sizes costs two lock holds, a run cut and a run release, some 1,200
+// instructions where the other allocators take tens (lib/DECISIONS.md,
+// "Large classes of 16 to 64 KiB in thread caches").
 // Each such class caches about kTcacheLargeBinBytes worth, at least one
 // block (H and h scale the bytes); the classes are indexed after the
 // small ones, so a cache's arrays cover kNumTcacheClasses classes.

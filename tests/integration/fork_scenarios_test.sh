@@ -25,6 +25,7 @@ run_scenario() {
 	fi
 	[ $rc -eq 0 ] || atf_fail "$scenario ($how): exit status $rc: $(cat err)"
 	grep -q "^$scenario: " out || atf_fail "$scenario ($how): no report"
+	grep -q "^malloc: arenalloc$" out || atf_fail "$scenario ($how): not run on arenalloc: $(head -1 out)"
 }
 
 atf_test_case signal_handler_linked
