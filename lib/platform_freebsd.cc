@@ -6,7 +6,6 @@
 // mutex.h (configure sets ARENALLOC_ISTHREADED=__isthreaded on FreeBSD).
 #include "platform.h"
 #include "platform_posix.h"
-#include "mutex.h"
 
 #include <sys/types.h>
 #include <sys/mman.h>
@@ -159,22 +158,5 @@ bool platform_atfork(void (*prepare)(), void (*parent)(), void (*child)()) {
     return false;
 #endif
 }
-
-// The stand-alone library has no flag of its own here: without
-// --with-libc-threaded-flag (default __isthreaded) it cannot tell.
-bool platform_single_threaded() {
-#if defined(ARENALLOC_ISTHREADED)
-    return AA_SINGLE_THREADED();
-#else
-    return false;
-#endif
-}
-
-// Built into the C library, arenalloc's prefork runs where that libc's
-// fork() calls _malloc_prefork, in the libc's own lock order; interposed,
-// this system's stream-list lock has no public entry.  Nothing to take.
-void platform_stdio_list_lock() {}
-void platform_stdio_list_unlock() {}
-void platform_stdio_list_reset_in_child() {}
 
 }  // namespace arenalloc

@@ -7,6 +7,7 @@
 // checks (config.h), not by OS name.
 #include "platform.h"
 #include "platform_posix.h"
+#include "mutex.h"
 
 #include <atomic>
 
@@ -17,6 +18,9 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(HAVE___LIBC_SINGLE_THREADED)
+#include <sys/single_threaded.h>
+#endif
 
 #include "util.h"
 
@@ -278,6 +282,74 @@ bool platform_at_exit(void (*fn)()) {
     return on_exit(run_exit_fn, nullptr) == 0;
 #else
     return atexit(run_exit_fn) == 0;
+#endif
+}
+
+bool platform_single_threaded() {
+#if defined(ARENALLOC_ISTHREADED)
+    return AA_SINGLE_THREADED();
+#elif defined(HAVE___LIBC_SINGLE_THREADED)
+    // glibc clears it when the process creates its first thread.
+    return __libc_single_threaded != 0;
+#elif defined(__linux__)
+    // Linux without glibc (musl): field 20 of /proc/self/stat, after the
+    // command name in parentheses (which may hold spaces and parentheses
+    // itself, hence the last ')').
+    int saved_errno = errno;  // fork() must not change it for the program
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    ssize_t n = -1;
+    char buf[512];
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+    }
+    errno = saved_errno;
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = nullptr;
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == ')')
+            p = buf + i + 1;
+    if (p == nullptr)
+        return false;
+    for (int field = 2; field < 20 && *p != '\0'; p++)
+        if (*p == ' ')
+            field++;
+    return p[0] == '1' && p[1] == ' ';
+#else
+    return false;  // cannot tell: the handlers lock, as before
+#endif
+}
+
+#if defined(HAVE__IO_LIST_LOCK)
+// glibc exports these (libio); no public header declares them.
+extern "C" void _IO_list_lock(void);
+extern "C" void _IO_list_unlock(void);
+extern "C" void _IO_list_resetlock(void);
+#endif
+
+// Where the C library has no such lock to take (musl; FreeBSD and
+// illumos, whose libc calls _malloc_prefork in its own order when it
+// imports arenalloc), nothing.
+void platform_stdio_list_lock() {
+#if defined(HAVE__IO_LIST_LOCK)
+    // Recursive: fork()'s own _IO_list_lock() by this thread then passes.
+    _IO_list_lock();
+#endif
+}
+
+void platform_stdio_list_unlock() {
+#if defined(HAVE__IO_LIST_LOCK)
+    _IO_list_unlock();
+#endif
+}
+
+void platform_stdio_list_reset_in_child() {
+#if defined(HAVE__IO_LIST_LOCK)
+    // fork() resets it too; a second reset is harmless, and covers a child
+    // in which the C library thought itself single-threaded.
+    _IO_list_resetlock();
 #endif
 }
 

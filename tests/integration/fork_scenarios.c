@@ -71,6 +71,16 @@ static void child_uses_heap(void) {
     _exit(0);
 }
 
+/* An ordinary fork: the child uses its heap and exits, the parent reaps it. */
+static void fork_and_reap(void) {
+    pid_t pid = fork();
+    if (pid < 0)
+        die("fork");
+    if (pid == 0)
+        child_uses_heap();
+    reap(pid);
+}
+
 /* ---- signal ---------------------------------------------------------- */
 
 static volatile sig_atomic_t handler_forks;
@@ -142,12 +152,7 @@ static int run_signal(long n) {
                 slots[s] = NULL;
             }
         }
-        pid_t pid = fork();
-        if (pid < 0)
-            die("fork");
-        if (pid == 0)
-            child_uses_heap();
-        reap(pid);
+        fork_and_reap();
         loop_forks++;
         if (time(NULL) > deadline) {
             fprintf(stderr, "fork_scenarios: too slow: %ld forks, %ld from the handler\n",
@@ -233,14 +238,8 @@ static int run_stdio(long n) {
     for (int i = 0; i < kFlushers; i++)
         if (pthread_create(&threads[kReaders + i], NULL, flusher, NULL) != 0)
             die("pthread_create");
-    for (long i = 0; i < n; i++) {
-        pid_t pid = fork();
-        if (pid < 0)
-            die("fork");
-        if (pid == 0)
-            child_uses_heap();
-        reap(pid);
-    }
+    for (long i = 0; i < n; i++)
+        fork_and_reap();
     atomic_store(&stop_threads, 1);
     for (int i = 0; i < kReaders + kFlushers; i++)
         pthread_join(threads[i], NULL);

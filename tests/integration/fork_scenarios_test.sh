@@ -28,37 +28,21 @@ run_scenario() {
 	grep -q "^malloc: arenalloc$" out || atf_fail "$scenario ($how): not run on arenalloc: $(head -1 out)"
 }
 
-atf_test_case signal_handler_linked
-signal_handler_linked_head() {
-	atf_set "descr" "a single-threaded program forks in a SIGUSR1 handler while it mallocs, frees and forks (linked)"
+scenario_head() {
+	atf_set "descr" "$1"
 	atf_set "require.progs" "timeout"
 }
-signal_handler_linked_body() { run_scenario linked signal 10000 300; }
+signal_descr="a single-threaded program forks in a SIGUSR1 handler while it mallocs, frees and forks"
+stdio_descr="forks beside threads inside getline() and fflush(NULL)"
 
-atf_test_case signal_handler_preloaded
-signal_handler_preloaded_head() {
-	atf_set "descr" "a single-threaded program forks in a SIGUSR1 handler while it mallocs, frees and forks (preloaded)"
-	atf_set "require.progs" "timeout"
-}
-signal_handler_preloaded_body() { run_scenario preloaded signal 10000 300; }
-
-atf_test_case stdio_locks_linked
-stdio_locks_linked_head() {
-	atf_set "descr" "forks beside threads inside getline() and fflush(NULL) (linked)"
-	atf_set "require.progs" "timeout"
-}
-stdio_locks_linked_body() { run_scenario linked stdio 10000 300; }
-
-atf_test_case stdio_locks_preloaded
-stdio_locks_preloaded_head() {
-	atf_set "descr" "forks beside threads inside getline() and fflush(NULL) (preloaded)"
-	atf_set "require.progs" "timeout"
-}
-stdio_locks_preloaded_body() { run_scenario preloaded stdio 10000 300; }
+atf_test_case signal_handler
+signal_handler_head() { scenario_head "$signal_descr (linked, then preloaded)"; }
+signal_handler_body() { for how in linked preloaded; do run_scenario $how signal 10000 300; done; }
+atf_test_case stdio_locks
+stdio_locks_head() { scenario_head "$stdio_descr (linked, then preloaded)"; }
+stdio_locks_body() { for how in linked preloaded; do run_scenario $how stdio 10000 300; done; }
 
 atf_init_test_cases() {
-	atf_add_test_case signal_handler_linked
-	atf_add_test_case signal_handler_preloaded
-	atf_add_test_case stdio_locks_linked
-	atf_add_test_case stdio_locks_preloaded
+	atf_add_test_case signal_handler
+	atf_add_test_case stdio_locks
 }
