@@ -298,7 +298,15 @@ void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
     size_t usize = block_usable_size(ptr, fn);
     if (usize == 0)
         return;
-    size_t expected = is_pow2(align) ? request_usable_size(size, align) : 0;
+    // Under S a block is bigger than its request by its canary or guard
+    // page: the expected size is that of what hardened_allocate asked for.
+    size_t expected = 0;
+    if (is_pow2(align) && !g_options.hardened) {
+        expected = request_usable_size(size, align);
+    } else if (is_pow2(align)) {
+        HardenedRequest r = hardened_request(size, align);
+        expected = r.size == 0 ? 0 : request_usable_size(r.size, r.align);
+    }
     if (AA_UNLIKELY(usize != expected || (reinterpret_cast<uintptr_t>(ptr) & (align - 1)) != 0)) {
         char buf[128];
         LineBuffer finding(buf, sizeof(buf) - 1);

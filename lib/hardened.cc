@@ -153,23 +153,32 @@ void set_guard(void *p, size_t usize, bool on) {
 
 }  // namespace
 
-void *hardened_allocate(size_t size, size_t align, bool zero) {
+HardenedRequest hardened_request(size_t size, size_t align) {
     size_t n = size == 0 ? 1 : size;
-    if (n > kMaxRequest) {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    if (n > kMaxRequest)
+        return {0, align, false};
     size_t need = n + kHardenedSlack;
     bool small = align <= kMinSize ? need <= kSmallMax
                                    : align <= kPage && align_up(need, align) <= kSmallMax;
-    if (small) {
-        void *p = align <= kMinSize ? allocate_small_slow(size_to_class(need), zero)
-                                    : allocate_big(need, align, zero);
+    if (small)
+        return {need, align, true};
+    return {align_up(n, kPage) + kPage, align < kPage ? kPage : align, false};
+}
+
+void *hardened_allocate(size_t size, size_t align, bool zero) {
+    HardenedRequest r = hardened_request(size, align);
+    if (r.size == 0) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    if (r.small) {
+        void *p = r.align <= kMinSize ? allocate_small_slow(size_to_class(r.size), zero)
+                                      : allocate_big(r.size, r.align, zero);
         if (p != nullptr)
-            arm_canary(p, n, small_region_size(p));
+            arm_canary(p, size == 0 ? 1 : size, small_region_size(p));
         return p;
     }
-    void *p = allocate_big(align_up(n, kPage) + kPage, align < kPage ? kPage : align, zero);
+    void *p = allocate_big(r.size, r.align, zero);
     if (p != nullptr) {
         size_t usize = big_block_size(p);
         if (usize > kPage)

@@ -57,6 +57,17 @@ AA_ALWAYS_INLINE bool hardened_in_force() {
 // page; nullptr with errno ENOMEM on failure.
 void *hardened_allocate(size_t size, size_t align, bool zero);
 
+// What hardened_allocate(size, align) asks of the arenas: a block of size
+// bytes aligned to align (kMinSize or less: plain malloc), small (with a
+// canary) or not (with a guard page).  size is 0 when the request cannot
+// be met.  free_sized() under S checks a block against it.
+struct HardenedRequest {
+    size_t size;
+    size_t align;
+    bool small;
+};
+HardenedRequest hardened_request(size_t size, size_t align);
+
 // free(ptr) on behalf of fn: checks the canary of a small block and puts
 // it in the quarantine (true: nothing more to do), or makes the guard page
 // of a large or huge block accessible again (false: the caller frees it as

@@ -23,6 +23,7 @@
 
 #include <atf-c++.hpp>
 
+#include "arenalloc.h"
 #include "test_util.h"
 
 namespace {
@@ -181,6 +182,26 @@ void child_guard(void) {
 }
 
 // Ordinary use: every function, contents kept, usable size = request.
+// free_sized and free_aligned_sized with the sizes the blocks were asked
+// for, from malloc, calloc, realloc and aligned_alloc; then, when
+// HARDENED_WRONG is set, one size that is wrong (the report must come).
+void child_free_sized(void) {
+    const size_t sizes[] = { 1, 16, 100, 4096, 8192, 14336, 16 * KiB, 20000, 64 * KiB,
+                             100000, MiB, 2 * MiB, 3 * MiB + 5, 8 * MiB };
+    for (size_t n : sizes) {
+        free_sized(malloc(n), n);
+        free_sized(calloc(1, n), n);
+        free_sized(realloc(malloc(1), n), n);
+        for (size_t a : { size_t(16), size_t(64), size_t(4096), size_t(64) * KiB })
+            free_aligned_sized(aligned_alloc(a, n), a, n);
+    }
+    printf("correct_sizes_done=1\n");
+    fflush(stdout);
+    if (getenv("HARDENED_WRONG") != NULL)
+        free_sized(malloc(100), 5000);
+    printf("wrong_size_passed=1\n");
+}
+
 void child_api(void) {
     testutil::rng r(12345);
     size_t bad = 0;
@@ -262,6 +283,8 @@ child_main(void)
         child_guard();
     else if (m == "api")
         child_api();
+    else if (m == "free_sized")
+        child_free_sized();
     else
         printf("error=unknown mode %s\n", mode);
     fflush(stdout);
@@ -429,6 +452,24 @@ ATF_TEST_CASE_BODY(quarantine__delays_reuse)
     TU_REQUIRE_MSG(c.r.exited_ok() && c.num("immediate") == 1, "s: " << c.r.out);
 }
 
+// C23's sized frees with the right sizes are accepted under S as without
+// it (the canary and the guard page make the block bigger than its
+// request), and a wrong size is still reported.
+ATF_TEST_CASE_WITHOUT_HEAD(free_sized__correct_sizes_accepted);
+ATF_TEST_CASE_BODY(free_sized__correct_sizes_accepted)
+{
+    for (const char *opts : { "S", "s" }) {
+        const Child c = run_child("free_sized", opts);
+        TU_REQUIRE_MSG(c.r.exited_ok() && c.num("correct_sizes_done") == 1 &&
+                           c.num("wrong_size_passed") == 1 && c.r.err.empty(),
+                       opts << ": " << c.r.describe());
+    }
+    const Child c = run_child("free_sized", "S", { "HARDENED_WRONG=1" });
+    require_signal(c, SIGABRT, "free_sized(malloc(100), 5000)");
+    TU_REQUIRE_MSG(c.r.err.find("size 5000 does not match the block") != std::string::npos,
+                   c.r.err);
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(quarantine__double_free_reported);
 ATF_TEST_CASE_BODY(quarantine__double_free_reported)
 {
@@ -510,6 +551,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, canary__overflow_detected_at_realloc);
     ATF_ADD_TEST_CASE(tcs, junk__write_after_free_detected_at_reuse);
     ATF_ADD_TEST_CASE(tcs, quarantine__delays_reuse);
+    ATF_ADD_TEST_CASE(tcs, free_sized__correct_sizes_accepted);
     ATF_ADD_TEST_CASE(tcs, quarantine__double_free_reported);
     ATF_ADD_TEST_CASE(tcs, guard__write_past_large_and_huge_faults);
     ATF_ADD_TEST_CASE(tcs, hardened__ordinary_use_works);
