@@ -419,6 +419,24 @@ void *aa_reallocarray(void *ptr, size_t n, size_t size) {
     return aa_realloc(ptr, total);
 }
 
+// realloc(), and when the new block cannot be had (ENOMEM) the old one is
+// freed too, so that `p = reallocf(p, n)' never leaks.  A pointer realloc
+// refuses as bad is reported there and left alone, not freed.
+void *aa_reallocf(void *ptr, size_t size) {
+    int saved_errno = errno;
+    errno = 0;
+    void *p = aa_realloc(ptr, size);
+    if (p == nullptr && errno == ENOMEM) {
+        if (ptr != nullptr)
+            aa_free(ptr);
+        errno = ENOMEM;
+        return nullptr;
+    }
+    if (p != nullptr || errno == 0)
+        errno = saved_errno;
+    return p;
+}
+
 // (The free mark is the only thing read at ptr, as for a small block.)
 void free_large(void *ptr, PageMapEntry e) {
     if (page_map_tag(e) != kPageLarge)

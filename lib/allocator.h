@@ -108,6 +108,8 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
 void *aa_calloc(size_t n, size_t size);
 void *aa_realloc(void *ptr, size_t size);
 void *aa_reallocarray(void *ptr, size_t n, size_t size);
+// FreeBSD's reallocf: realloc that frees ptr when it runs out of memory.
+void *aa_reallocf(void *ptr, size_t size);
 int aa_posix_memalign(void **out, size_t align, size_t size);
 void *aa_aligned_alloc(size_t align, size_t size);
 void *aa_memalign(size_t align, size_t size);

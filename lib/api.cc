@@ -34,6 +34,7 @@ AA_EXPORT AA_ENTRY void *ARENALLOC_NAME(malloc)(size_t size) { return aa_malloc(
 AA_EXPORT void *ARENALLOC_NAME(calloc)(size_t n, size_t size) { return aa_calloc(n, size); }
 AA_EXPORT void *ARENALLOC_NAME(realloc)(void *ptr, size_t size) { return aa_realloc(ptr, size); }
 AA_EXPORT void *ARENALLOC_NAME(reallocarray)(void *ptr, size_t n, size_t size) { return aa_reallocarray(ptr, n, size); }
+AA_EXPORT void *ARENALLOC_NAME(reallocf)(void *ptr, size_t size) { return aa_reallocf(ptr, size); }
 AA_EXPORT AA_ENTRY void ARENALLOC_NAME(free)(void *ptr) { aa_free(ptr); }
 AA_EXPORT int ARENALLOC_NAME(posix_memalign)(void **out, size_t align, size_t size) {
     return aa_posix_memalign(out, align, size);

@@ -57,6 +57,12 @@ void *ARENALLOC_NAME(pvalloc)(size_t size);
 #endif
 
 /*
+ * FreeBSD's reallocf (its <stdlib.h> declares it; glibc's and musl's do
+ * not): realloc that also frees ptr when the new block cannot be had.
+ */
+void *ARENALLOC_NAME(reallocf)(void *ptr, size_t size);
+
+/*
  * The entry points a C library calls from fork() and thread exit
  * (arenalloc(3), "In a C library"); the stand-alone library does the same
  * through pthread_atfork handlers and a thread-exit destructor.

@@ -591,6 +591,44 @@ ATF_TEST_CASE_BODY(realloc__zero_size)
     free(p);
 }
 
+// FreeBSD's reallocf: realloc, and the old block freed too when the new one
+// cannot be had; errno as realloc leaves it.
+ATF_TEST_CASE_WITHOUT_HEAD(reallocf__frees_on_failure);
+ATF_TEST_CASE_BODY(reallocf__frees_on_failure)
+{
+    unsigned char *p = static_cast<unsigned char *>(malloc(100));
+    ATF_REQUIRE(p != NULL);
+    testutil::pattern_fill(p, 100, 9);
+    errno = EDOM;
+    unsigned char *q = static_cast<unsigned char *>(reallocf(p, 5000));
+    TU_REQUIRE_MSG(q != NULL && errno == EDOM, "reallocf(p, 5000) = " << (void *)q
+                                                   << ", errno " << errno);
+    TU_REQUIRE_MSG(testutil::pattern_check(q, 100, 9) == 100, "reallocf lost the contents");
+    arenalloc_summary before, after;
+    ATF_REQUIRE(arenalloc_get_summary(&before) == 0);
+    void *r = reallocf(q, testutil::opaque(SIZE_MAX));
+    const int failed_errno = errno;
+    ATF_REQUIRE(arenalloc_get_summary(&after) == 0);
+    TU_REQUIRE_MSG(r == NULL && failed_errno == ENOMEM,
+                   "reallocf(p, SIZE_MAX) = " << r << ", errno " << failed_errno);
+    TU_REQUIRE_MSG(after.nfree - before.nfree == 1,
+                   "reallocf(p, SIZE_MAX) freed " << after.nfree - before.nfree << " blocks");
+    void *n = reallocf(NULL, 64);
+    ATF_REQUIRE(n != NULL);
+    ATF_REQUIRE(arenalloc_get_summary(&before) == 0);
+    errno = EDOM;
+    void *z = reallocf(n, testutil::opaque<size_t>(0));
+    ATF_REQUIRE(arenalloc_get_summary(&after) == 0);
+    TU_REQUIRE_MSG(errno == EDOM, "reallocf(p, 0) set errno to " << errno);
+#if ARENALLOC_REALLOC_ZERO_FREES
+    TU_REQUIRE_MSG(z == NULL && after.nfree - before.nfree == 1,
+                   "reallocf(p, 0) = " << z << ", " << after.nfree - before.nfree << " freed");
+#else
+    TU_REQUIRE_MSG(z != NULL, "reallocf(p, 0) = NULL");
+    free(z);
+#endif
+}
+
 // Many realloc(p, 0) in a row leave nothing behind (glibc contract): the
 // blocks are freed, not kept as minimal blocks.
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__zero_size_loop);
@@ -1210,6 +1248,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, realloc__null);
     ATF_ADD_TEST_CASE(tcs, realloc__zero_size);
     ATF_ADD_TEST_CASE(tcs, realloc__zero_size_loop);
+    ATF_ADD_TEST_CASE(tcs, reallocf__frees_on_failure);
     ATF_ADD_TEST_CASE(tcs, realloc__ladder_up_and_down);
     ATF_ADD_TEST_CASE(tcs, realloc__all_pairs);
     ATF_ADD_TEST_CASE(tcs, realloc__same_class_in_place);
