@@ -158,7 +158,7 @@ public_names(void)
 {
     static const std::set<std::string> names = {
         "malloc",        "calloc",         "realloc",
-        "free",          "reallocarray",   "posix_memalign",
+        "free",          "reallocarray",   "reallocf",       "posix_memalign",
         "aligned_alloc", "memalign",       "valloc",
         "pvalloc",       "malloc_usable_size", "arenalloc_get_summary",
         "arenalloc_purge", "malloc_trim", "malloc_stats_print",

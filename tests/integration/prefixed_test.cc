@@ -117,7 +117,7 @@ ATF_TEST_CASE_BODY(prefixed__archive_symbols)
             defined.insert(name);
     }
     const char *const names[] = {
-        "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
+        "malloc", "calloc", "realloc", "reallocarray", "reallocf", "free", "posix_memalign",
         "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
         "malloc_trim", "malloc_stats_print", "mallctl", "mallctlbymib",
         "mallctlnametomib", "arenalloc_purge", "arenalloc_get_summary",
