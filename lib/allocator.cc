@@ -305,7 +305,8 @@ void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
         expected = request_usable_size(size, align);
     } else if (is_pow2(align)) {
         HardenedRequest r = hardened_request(size, align);
-        expected = r.size == 0 ? 0 : request_usable_size(r.size, r.align);
+        if (r.size != 0)
+            expected = request_usable_size(r.size, r.align);
     }
     if (AA_UNLIKELY(usize != expected || (reinterpret_cast<uintptr_t>(ptr) & (align - 1)) != 0)) {
         char buf[128];
@@ -546,7 +547,7 @@ void *aa_memalign(size_t align, size_t size) {
             errno = EINVAL;
             return nullptr;
         }
-        align = align == 0 ? 1 : size_t{1} << (64 - __builtin_clzll(align));
+        align = align == 0 ? 1 : size_t{1} << (lg_floor(align) + 1);
     }
     return aa_aligned_alloc(align, size);
 }

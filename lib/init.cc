@@ -164,11 +164,12 @@ Arena *arena_get(unsigned index) {
 
 namespace {
 
-// What this fork's prepare handler took, for the parent's handler to give
-// back.  Written by the forking thread only: while it is kForkTookAll or
-// kForkTookInit the init mutex is held, so no other fork is in between.
-enum ForkLocks : uint8_t { kForkTookNone, kForkTookInit, kForkTookAll };
-ForkLocks g_fork_locks = kForkTookNone;
+// Whether this fork's prepare handler took the locks (the process had more
+// than one thread), for the handlers after the fork.  Written by the
+// forking thread only: while it is set the init mutex is held, so no other
+// fork is in between, and g_initialized cannot change (initialization
+// holds that mutex) to say which locks were taken.
+bool g_fork_took_locks = false;
 
 }  // namespace
 
@@ -189,10 +190,9 @@ void malloc_prefork() {
     if (tls_thread_state.tcache != &g_tcache_none)
         tcache_flush_all(tls_thread_state.tcache);
     g_init_mutex.lock();
-    if (!g_initialized.load(std::memory_order_acquire)) {
-        g_fork_locks = kForkTookInit;
+    g_fork_took_locks = true;
+    if (!g_initialized.load(std::memory_order_acquire))
         return;
-    }
     ctl_prefork();
     stats_prefork();
     tcache_prefork();
@@ -205,15 +205,13 @@ void malloc_prefork() {
     huge_prefork();
     registry_prefork();
     base_prefork();
-    g_fork_locks = kForkTookAll;
 }
 
 void malloc_postfork_parent() {
-    ForkLocks took = g_fork_locks;
-    if (took == kForkTookNone)
+    if (!g_fork_took_locks)
         return;
-    g_fork_locks = kForkTookNone;
-    if (took == kForkTookAll) {
+    g_fork_took_locks = false;
+    if (g_initialized.load(std::memory_order_acquire)) {
         base_postfork_parent();
         registry_postfork_parent();
         huge_postfork_parent();
@@ -240,9 +238,9 @@ void malloc_postfork_child() {
     // This handler ran, so it is registered in the child, whatever state
     // the registering thread had reached at the fork.
     g_fork_hooks.store(kForkHooksOk, std::memory_order_relaxed);
-    if (g_fork_locks != kForkTookNone)
+    if (g_fork_took_locks)
         platform_stdio_list_reset_in_child();
-    g_fork_locks = kForkTookNone;
+    g_fork_took_locks = false;
     if (g_initialized.load(std::memory_order_acquire)) {
         base_postfork_child();
         registry_postfork_child();
