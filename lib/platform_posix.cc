@@ -32,9 +32,6 @@
 #error "arenalloc needs anonymous mmap"
 #endif
 
-extern "C" char *program_invocation_short_name __attribute__((weak));
-extern "C" const char *getprogname(void) __attribute__((weak));
-
 namespace arenalloc {
 
 namespace {
@@ -253,14 +250,13 @@ void platform_write_stderr(const char *buf, size_t len) {
 }
 
 const char *platform_progname() {
-    if (&getprogname != nullptr) {
-        const char *name = getprogname();
-        if (name != nullptr)
-            return name;
-    }
-    if (&program_invocation_short_name != nullptr && program_invocation_short_name != nullptr)
-        return program_invocation_short_name;
-    return "arenalloc";
+    const char *name = nullptr;
+#if defined(HAVE_GETPROGNAME)
+    name = getprogname();
+#elif defined(HAVE_PROGRAM_INVOCATION_SHORT_NAME)
+    name = program_invocation_short_name;
+#endif
+    return name != nullptr ? name : "arenalloc";
 }
 
 void platform_abort() {
