@@ -1,6 +1,6 @@
 // platform_freebsd.cc — the FreeBSD part of platform.h; see
 // platform_posix.h for how it sits beside platform_posix.cc.  Not built
-// or run here: tests/platform/syntax_test compiles it against stub headers
+// or run here: tests/platform/compile_test compiles it against stub headers
 // that declare what the FreeBSD manual pages cited below give, nothing
 // more.  The C library's single-thread flag, __isthreaded, is used by
 // mutex.h (configure sets ARENALLOC_ISTHREADED=__isthreaded on FreeBSD).

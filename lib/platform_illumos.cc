@@ -1,6 +1,6 @@
 // platform_illumos.cc — the illumos part of platform.h; see
 // platform_posix.h for how it sits beside platform_posix.cc.  Not built
-// or run here: tests/platform/syntax_test compiles it against stub headers
+// or run here: tests/platform/compile_test compiles it against stub headers
 // that declare what the illumos manual pages cited below give, nothing
 // more.
 #include "platform.h"

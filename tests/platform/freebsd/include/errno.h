@@ -10,6 +10,11 @@ int *__error(void);
 }
 #endif
 #define errno (*__error())
+#define EPERM 1
+#define ENOENT 2
 #define EINTR 4
 #define EBADF 9
+#define ENOMEM 12
+#define EINVAL 22
+#define EAGAIN 35
 #endif

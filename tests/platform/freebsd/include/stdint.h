@@ -1,7 +1,8 @@
 /* Stub of FreeBSD <stdint.h> (stdint(7)): the C99 integer types, which
  * <cstdint> re-declares in std and platform.h uses.  Spelled with the
- * compiler's predefined type macros: on amd64 they name the same types as
- * FreeBSD's <machine/_types.h> (uint64_t is unsigned long). */
+ * compiler's predefined type macros: on the LP64 ports (amd64, arm64)
+ * they name the same types as FreeBSD's <machine/_types.h> (uint64_t is
+ * unsigned long). */
 #ifndef STUB_STDINT_H
 #define STUB_STDINT_H
 typedef __INT8_TYPE__ int8_t;
@@ -32,4 +33,14 @@ typedef __INTPTR_TYPE__ intptr_t;
 typedef __UINTPTR_TYPE__ uintptr_t;
 typedef __INTMAX_TYPE__ intmax_t;
 typedef __UINTMAX_TYPE__ uintmax_t;
+/* The limits of the types above that lib/ names. */
+#define INT64_MAX __INT64_MAX__
+#define UINT8_MAX __UINT8_MAX__
+#define UINT16_MAX __UINT16_MAX__
+#define UINT32_MAX __UINT32_MAX__
+#define UINT64_MAX __UINT64_MAX__
+#define INTPTR_MAX __INTPTR_MAX__
+#define UINTPTR_MAX __UINTPTR_MAX__
+#define PTRDIFF_MAX __PTRDIFF_MAX__
+#define SIZE_MAX __SIZE_MAX__
 #endif

@@ -10,6 +10,11 @@ extern int *___errno(void);
 }
 #endif
 #define errno (*(___errno()))
+#define EPERM 1
+#define ENOENT 2
 #define EINTR 4
 #define EBADF 9
+#define EAGAIN 11
+#define ENOMEM 12
+#define EINVAL 22
 #endif

@@ -1,5 +1,6 @@
-/* Stub of FreeBSD <sys/types.h> (amd64): only the types the platform
- * layer names.  size_t comes from the compiler's <stddef.h>. */
+/* Stub of FreeBSD <sys/types.h>, as types(5) gives it for the LP64
+ * ports (amd64, arm64): only the types lib/ names.  size_t comes from
+ * the compiler's <stddef.h>. */
 #ifndef STUB_SYS_TYPES_H
 #define STUB_SYS_TYPES_H
 #include <stddef.h>

@@ -1,7 +1,8 @@
-/* Stub of illumos <sys/types.h> (LP64): the types the platform layer
- * names, with the pthread types as illumos defines them here: pthread_t
- * is an integer id, a mutex a structure whose initializer is nested
- * braces.  size_t comes from the compiler's <stddef.h>. */
+/* Stub of illumos <sys/types.h> (LP64), as types.h(3HEAD) and the
+ * pthread_*(3C) pages give it: the types lib/ names, with the pthread
+ * types as illumos defines them: pthread_t is an integer id, a mutex a
+ * structure whose initializer is nested braces.  size_t comes from the
+ * compiler's <stddef.h>. */
 #ifndef STUB_SYS_TYPES_H
 #define STUB_SYS_TYPES_H
 #include <stddef.h>
