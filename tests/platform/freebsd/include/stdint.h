@@ -33,14 +33,8 @@ typedef __INTPTR_TYPE__ intptr_t;
 typedef __UINTPTR_TYPE__ uintptr_t;
 typedef __INTMAX_TYPE__ intmax_t;
 typedef __UINTMAX_TYPE__ uintmax_t;
-/* The limits of the types above that lib/ names. */
-#define INT64_MAX __INT64_MAX__
-#define UINT8_MAX __UINT8_MAX__
-#define UINT16_MAX __UINT16_MAX__
-#define UINT32_MAX __UINT32_MAX__
+/* The limits lib/ uses. */
 #define UINT64_MAX __UINT64_MAX__
-#define INTPTR_MAX __INTPTR_MAX__
-#define UINTPTR_MAX __UINTPTR_MAX__
 #define PTRDIFF_MAX __PTRDIFF_MAX__
 #define SIZE_MAX __SIZE_MAX__
 #endif
