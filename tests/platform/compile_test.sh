@@ -7,7 +7,8 @@
 # declare what the system's manual pages give (tests/platform/OS/include;
 # -nostdinc keeps this machine's C library out) and a config.h with
 # configure's answers for that system (tests/platform/OS/config-ARCH.h).
-# The objects are then linked into a shared object, and:
+# The objects are then linked into a shared object, with lib/Symbol.map
+# as its version script (every public name must be defined), and:
 #   - every symbol it leaves undefined is in tests/platform/OS/libc-symbols.txt,
 #     the functions that system's libc provides, each with its manual page;
 #   - none is of the C++ runtime (__cxa_*, operator new/delete, ...);
@@ -101,10 +102,12 @@ compiles() {
     fi
 }
 
-# link SO: obj/*.o into the shared object SO, with nothing else (no C
-# library, no start files, no C++ runtime).
+# link SO [FLAGS...]: obj/*.o into the shared object SO, with nothing
+# else (no C library, no start files, no C++ runtime).
 link() {
-    "$LINKER" -shared -o "$1" obj/*.o
+    so=$1
+    shift
+    "$LINKER" -shared "$@" -o "$so" obj/*.o
 }
 
 # undefined SO: the names SO leaves undefined, one a line.
@@ -120,7 +123,7 @@ check_undefined() {
     status=0
     undefined "$1" >undefined.txt || return 2
     [ -s undefined.txt ] || { echo "no undefined symbol at all in $1" >&2; return 2; }
-    for name in $(cat undefined.txt); do
+    while read -r name; do
         case $name in
         __cxa_* | __gxx_personality* | _Unwind_* | __dynamic_cast | _Zn[wa]* | _Zd[la]* | _ZT[VIS]* | _ZSt*)
             echo "C++ runtime symbol undefined: $name" >&2
@@ -131,7 +134,7 @@ check_undefined() {
             echo "undefined, and not a documented libc function ($2): $name" >&2
             status=1
         fi
-    done
+    done <undefined.txt
     return $status
 }
 
@@ -160,9 +163,12 @@ build_and_check() {
     for file in $(sources "$1"); do
         compiles "$1" "$3" "$file"
     done
-    link libarenalloc.so >diagnostics 2>&1 || {
+    # lib/Symbol.map as the version script, as a libc's SYM_MAPS uses it:
+    # every public name must be defined, and only those are exported.
+    link libarenalloc.so --version-script="$TOP_SRCDIR/lib/Symbol.map" \
+        --no-undefined-version >diagnostics 2>&1 || {
         cat diagnostics >&2
-        atf_fail "the $3 objects do not link into a shared object"
+        atf_fail "the $3 objects do not link into a shared object exporting lib/Symbol.map"
     }
     echo "undefined in libarenalloc.so for $3:"
     undefined libarenalloc.so | tr '\n' ' '
