@@ -155,10 +155,16 @@ check_no_constructors() {
     return $status
 }
 
-# build_and_check OS ARCH TRIPLE: the whole check for one target.
+# build_and_check OS ARCH TRIPLE MACRO: the whole check for one target,
+# whose compiler predefines MACRO (and not __linux__).
 build_and_check() {
     need_tools
     SYSTEM_DIRS=$(system_dirs)
+    "$CLANGXX" --target="$3" -dM -E -xc++ /dev/null >macros || atf_fail "$CLANGXX cannot target $3"
+    grep -q "^#define $4 " macros || atf_fail "$CLANGXX does not define $4 for $3"
+    if grep -q '^#define __linux__ ' macros; then
+        atf_fail "$CLANGXX defines __linux__ for $3"
+    fi
     prepare "$1" "$2" || atf_fail "could not set up the sources"
     for file in $(sources "$1"); do
         compiles "$1" "$3" "$file"
@@ -185,7 +191,7 @@ freebsd_x86_64_head() {
         "the FreeBSD stubs, and links leaving only documented libc functions undefined"
 }
 freebsd_x86_64_body() {
-    build_and_check freebsd amd64 x86_64-unknown-freebsd14.0
+    build_and_check freebsd amd64 x86_64-unknown-freebsd14.0 __FreeBSD__
 }
 
 atf_test_case freebsd_aarch64
@@ -194,7 +200,7 @@ freebsd_aarch64_head() {
         "against the FreeBSD stubs, and links leaving only documented libc functions undefined"
 }
 freebsd_aarch64_body() {
-    build_and_check freebsd arm64 aarch64-unknown-freebsd14.0
+    build_and_check freebsd arm64 aarch64-unknown-freebsd14.0 __FreeBSD__
 }
 
 atf_test_case illumos_x86_64
@@ -203,7 +209,7 @@ illumos_x86_64_head() {
         "the illumos stubs, and links leaving only documented libc functions undefined"
 }
 illumos_x86_64_body() {
-    build_and_check illumos amd64 x86_64-pc-solaris2.11
+    build_and_check illumos amd64 x86_64-pc-solaris2.11 __sun
 }
 
 atf_test_case configs_decide_every_check
