@@ -284,16 +284,21 @@ bool is_one_of(const char *s, size_t len, const char *words) {
 // warning says (and may set *hint, the warning's note in parentheses).
 
 constexpr const char *kBadValue = "Bad value";
+constexpr const char *kOutOfBounds = "Value out of bounds";
+constexpr const char *kClamped = "clamped";
 
 // -1 (never purge by time) is the longest decay, 0 to 99 (at once) the
 // shortest; other values as decay_ms.
-const char *conf_dirty_decay_ms(const char *v, size_t len, const char **) {
+const char *conf_dirty_decay_ms(const char *v, size_t len, const char **hint) {
     long long ms;
     if (!parse_int(v, len, &ms) || ms < -1)
         return kBadValue;
     if (ms == -1 || ms > kDecayMsMax) {
         g_options.decay_ms = kDecayMsMax;
-        return ms == -1 ? nullptr : "Value out of bounds, clamped";
+        if (ms == -1)
+            return nullptr;
+        *hint = kClamped;
+        return kOutOfBounds;
     }
     g_options.decay_ms = ms < kDecayMsMin ? kDecayMsMin : static_cast<int>(ms);
     return nullptr;
@@ -422,7 +427,7 @@ void apply_row(const OptionDef &o, const char *item, size_t len, const char *v, 
     }
     if (n < o.min || n > o.max) {
         n = n < o.min ? o.min : o.max;
-        item_warning("Value out of bounds, clamped", item, len);
+        item_warning(kOutOfBounds, item, len, kClamped);
     }
     g_options.*(o.value) = static_cast<int>(n);
 }

@@ -106,8 +106,8 @@ ATF_TEST_CASE_BODY(long__booleans) {
 ATF_TEST_CASE_WITHOUT_HEAD(long__bounds_clamped_with_a_warning);
 ATF_TEST_CASE_BODY(long__bounds_clamped_with_a_warning) {
     std::string err = parse("narenas:100000,decay_ms:1");
-    ATF_REQUIRE_EQ(lines(err), 2u);
-    ATF_REQUIRE(err.find("clamped") != std::string::npos);
+    ATF_REQUIRE_EQ(err, line("Value out of bounds in malloc options: 'narenas:100000' (clamped)") +
+                            line("Value out of bounds in malloc options: 'decay_ms:1' (clamped)"));
     ATF_REQUIRE_EQ(g_options.narenas, static_cast<int>(kMaxArenas));
     ATF_REQUIRE_EQ(g_options.decay_ms, kDecayMsMin);
 }
@@ -260,8 +260,8 @@ ATF_TEST_CASE_BODY(items__jemalloc_keys) {
         ATF_REQUIRE_EQ(g_options.decay_ms, kDecayMsMin);
     }
     ATF_REQUIRE_EQ(parse("dirty_decay_ms:99999999"),
-                   line("Value out of bounds, clamped in malloc options: "
-                        "'dirty_decay_ms:99999999'"));
+                   line("Value out of bounds in malloc options: 'dirty_decay_ms:99999999' "
+                        "(clamped)"));
     ATF_REQUIRE_EQ(g_options.decay_ms, kDecayMsMax);
     for (const char *bad : {"dirty_decay_ms:-2", "dirty_decay_ms:1s"}) {
         ATF_REQUIRE_EQ(parse(bad), line(std::string("Bad value in malloc options: '") + bad + "'"));
