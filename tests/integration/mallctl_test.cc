@@ -831,41 +831,35 @@ ATF_TEST_CASE_BODY(opt__follows_malloc_options)
 ATF_TEST_CASE_WITHOUT_HEAD(opt__jemalloc_names_follow_keys);
 ATF_TEST_CASE_BODY(opt__jemalloc_names_follow_keys)
 {
-    std::map<std::string, std::string> d = child_options("");
-    TU_REQUIRE_EQ(d["opt.junk"], "false");
-    TU_REQUIRE_EQ(d["opt.thp"], "default");
-    TU_REQUIRE_EQ(d["opt.metadata_thp"], "disabled");
-    TU_REQUIRE_EQ(d["opt.percpu_arena"], "disabled");
-    TU_REQUIRE_EQ(d["opt.stats_print_opts"], "");
-    TU_REQUIRE_EQ(d["opt.dirty_decay_ms"], "10000");
-    TU_REQUIRE_EQ(d["opt.dirty_decay_ms"], d["opt.decay_ms"]);
-    TU_REQUIRE_EQ(d["opt.muzzy_decay_ms"], "0");
-    TU_REQUIRE_EQ(d["opt.tcache_max"], "65536");
-    TU_REQUIRE_EQ(d["opt.retain"], "1");
-    TU_REQUIRE_EQ(d["opt.abort_conf"], "0");
-    TU_REQUIRE_EQ(d["opt.background_thread"], "0");
-    TU_REQUIRE_EQ(d["background_thread"], "0");
-
-    std::map<std::string, std::string> o = child_options(
-        "junk:alloc,thp:always,dirty_decay_ms:-1,muzzy_decay_ms:5000,stats_print_opts:gm,"
-        "tcache:false,abort_conf:true,background_thread:true,retain:false");
-    TU_REQUIRE_EQ(o["opt.junk"], "true");
-    TU_REQUIRE_EQ(o["opt.thp"], "always");
-    TU_REQUIRE_EQ(o["opt.dirty_decay_ms"], "3600000");
-    TU_REQUIRE_EQ(o["opt.muzzy_decay_ms"], "-1");
-    TU_REQUIRE_EQ(o["opt.lazy_purge"], "1");
-    TU_REQUIRE_EQ(o["opt.stats_print_opts"], "gm");
-    TU_REQUIRE_EQ(o["opt.tcache"], "0");
-    TU_REQUIRE_EQ(o["opt.tcache_shift"], "-7");
-    TU_REQUIRE_EQ(o["opt.abort_conf"], "1");
-    TU_REQUIRE_EQ(o["opt.background_thread"], "1");
-    TU_REQUIRE_EQ(o["background_thread"], "1");  // started at initialization
-    TU_REQUIRE_EQ(o["opt.retain"], "1");         // kept up to a bound regardless
-
-    std::map<std::string, std::string> z = child_options("dirty_decay_ms:0,thp:never,junk:free");
-    TU_REQUIRE_EQ(z["opt.dirty_decay_ms"], "100");
-    TU_REQUIRE_EQ(z["opt.thp"], "default");
-    TU_REQUIRE_EQ(z["opt.junk"], "true");
+    // MALLOC_OPTIONS, then the values the child prints for it.
+    const std::vector<std::pair<std::string, std::map<std::string, std::string>>> cases = {
+        { "",
+          { { "opt.junk", "false" }, { "opt.thp", "default" },
+            { "opt.metadata_thp", "disabled" }, { "opt.percpu_arena", "disabled" },
+            { "opt.stats_print_opts", "" }, { "opt.dirty_decay_ms", "10000" },
+            { "opt.decay_ms", "10000" }, { "opt.muzzy_decay_ms", "0" },
+            { "opt.tcache_max", "65536" }, { "opt.retain", "1" }, { "opt.abort_conf", "0" },
+            { "opt.background_thread", "0" }, { "background_thread", "0" } } },
+        { "junk:alloc,thp:always,dirty_decay_ms:-1,muzzy_decay_ms:5000,stats_print_opts:gm,"
+          "tcache:false,abort_conf:true,background_thread:true,retain:false",
+          { { "opt.junk", "true" }, { "opt.thp", "always" },
+            { "opt.dirty_decay_ms", "3600000" }, { "opt.muzzy_decay_ms", "-1" },
+            { "opt.lazy_purge", "1" }, { "opt.stats_print_opts", "gm" }, { "opt.tcache", "0" },
+            { "opt.tcache_shift", "-7" }, { "opt.abort_conf", "1" },
+            { "opt.background_thread", "1" },
+            { "background_thread", "1" },  // started at initialization
+            { "opt.retain", "1" } } },     // kept up to a bound regardless
+        { "dirty_decay_ms:0,thp:never,junk:free",
+          { { "opt.dirty_decay_ms", "100" }, { "opt.thp", "default" }, { "opt.junk", "true" } } },
+    };
+    for (const auto &c : cases) {
+        std::map<std::string, std::string> got = child_options(c.first);
+        for (const auto &want : c.second)
+            TU_REQUIRE_MSG(got.count(want.first) == 1 && got[want.first] == want.second,
+                           "MALLOC_OPTIONS=" << c.first << ": " << want.first << " is '"
+                                             << got[want.first] << "', not '" << want.second
+                                             << "'");
+    }
 }
 
 // Names jemalloc 5.3 has and arenalloc has no concept for.

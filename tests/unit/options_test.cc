@@ -280,27 +280,35 @@ std::string make_link(const std::string &name, const std::string &target) {
     return path;
 }
 
-// Sets the five sources (nullptr: absent) and runs options_init();
-// returns the warnings written.
-std::string init_with(const char *link, const char *env, const char *global,
-                      const char *conf_env = nullptr, const char *conf_global = nullptr) {
+// Sets the five sources (nullptr: absent); returns the link's path.
+std::string set_sources(const char *link, const char *env, const char *global,
+                        const char *conf_env = nullptr, const char *conf_global = nullptr) {
     static int n = 0;
     std::string path;
     if (link != nullptr)
         path = make_link("malloc.conf." + std::to_string(++n), link);
     else
         path = "/nonexistent/arenalloc-test/malloc.conf";
-    options_set_conf_path(path.c_str());
-    if (env != nullptr)
-        ATF_REQUIRE(setenv("MALLOC_OPTIONS", env, 1) == 0);
-    else
-        ATF_REQUIRE(unsetenv("MALLOC_OPTIONS") == 0);
+    static std::string kept;  // options_set_conf_path keeps the pointer
+    kept = path;
+    options_set_conf_path(kept.c_str());
+    const std::pair<const char *, const char *> vars[] = {{"MALLOC_OPTIONS", env},
+                                                          {"MALLOC_CONF", conf_env}};
+    for (const auto &v : vars) {
+        if (v.second != nullptr)
+            ATF_REQUIRE(setenv(v.first, v.second, 1) == 0);
+        else
+            ATF_REQUIRE(unsetenv(v.first) == 0);
+    }
     _malloc_options = global;
-    if (conf_env != nullptr)
-        ATF_REQUIRE(setenv("MALLOC_CONF", conf_env, 1) == 0);
-    else
-        ATF_REQUIRE(unsetenv("MALLOC_CONF") == 0);
     malloc_conf = conf_global;
+    return path;
+}
+
+// set_sources, then options_init(); returns the warnings written.
+std::string init_with(const char *link, const char *env, const char *global,
+                      const char *conf_env = nullptr, const char *conf_global = nullptr) {
+    set_sources(link, env, global, conf_env, conf_global);
     return capture_stderr([] { options_init(); });
 }
 
@@ -1012,12 +1020,7 @@ ATF_TEST_CASE_BODY(init__jemalloc_sources_take_items_only) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(init__item_warnings_name_their_source);
 ATF_TEST_CASE_BODY(init__item_warnings_name_their_source) {
-    const std::string link = make_link("malloc.conf.items", "a1:1");
-    options_set_conf_path(link.c_str());
-    ATF_REQUIRE(setenv("MALLOC_OPTIONS", "a3:1", 1) == 0);
-    ATF_REQUIRE(setenv("MALLOC_CONF", "a2:1", 1) == 0);
-    malloc_conf = "a0:1";
-    _malloc_options = "a4:1";
+    const std::string link = set_sources("a1:1", "a3:1", "a4:1", "a2:1", "a0:1");
     const std::string err = capture_stderr([] { options_init(); });
     const std::string u = prefix() + "Unsupported option in ";
     ATF_REQUIRE_MSG(err == u + "malloc_conf: 'a0'\n" + u + link + ": 'a1'\n" + u +
@@ -1030,41 +1033,35 @@ ATF_TEST_CASE_BODY(init__item_warnings_name_their_source) {
 ATF_TEST_CASE_WITHOUT_HEAD(init__abort_conf);
 ATF_TEST_CASE_BODY(init__abort_conf) {
     // A bad item anywhere aborts once every source is read, whichever
-    // source set abort_conf (here a later one than the bad item's).
+    // source set abort_conf (the first case: a later one than the bad
+    // item's), letters included; without a warning, or with abort_conf
+    // turned off again, nothing aborts.  {MALLOC_CONF, malloc_conf,
+    // _malloc_options, MALLOC_OPTIONS}, then the warning expected first.
     const std::string abort_line = prefix() + "bad options and abort_conf:true, aborting\n";
-    ChildResult r = run_child([] {
-        options_set_conf_path("/nonexistent/arenalloc-test/malloc.conf");
-        unsetenv("MALLOC_OPTIONS");
-        setenv("MALLOC_CONF", "nope:1", 1);
-        malloc_conf = nullptr;
-        _malloc_options = "abort_conf:true,J";
-        options_init();
-    });
-    ATF_REQUIRE_MSG(aborted(r), "status " << r.status << ", stderr [" << r.err << "]");
-    ATF_REQUIRE_MSG(r.err == prefix() + "Unsupported option in MALLOC_CONF: 'nope'\n" + abort_line,
-                    printable(r.err));
-    // Letters count too.
-    r = run_child([] {
-        options_set_conf_path("/nonexistent/arenalloc-test/malloc.conf");
-        setenv("MALLOC_OPTIONS", "y", 1);
-        unsetenv("MALLOC_CONF");
-        malloc_conf = "abort_conf:true";
-        _malloc_options = nullptr;
-        options_init();
-    });
-    ATF_REQUIRE_MSG(aborted(r), "status " << r.status << ", stderr [" << r.err << "]");
-    ATF_REQUIRE_MSG(r.err == unsupported('y') + "\n" + abort_line, printable(r.err));
-    // No warning, or abort_conf turned off again: no abort.
-    for (const char *conf : {"abort_conf:true,narenas:2", "abort_conf:true,nope:1,abort_conf:false"}) {
-        r = run_child([conf] {
-            options_set_conf_path("/nonexistent/arenalloc-test/malloc.conf");
-            unsetenv("MALLOC_OPTIONS");
-            setenv("MALLOC_CONF", conf, 1);
-            malloc_conf = nullptr;
-            _malloc_options = nullptr;
+    struct Case {
+        const char *conf_env, *conf_global, *global, *env;
+        std::string first_warning;  // empty: no abort
+    } cases[] = {
+        {"nope:1", nullptr, "abort_conf:true,J", nullptr,
+         prefix() + "Unsupported option in MALLOC_CONF: 'nope'\n"},
+        {nullptr, "abort_conf:true", nullptr, "y", unsupported('y') + "\n"},
+        {"abort_conf:true,narenas:2", nullptr, nullptr, nullptr, ""},
+        {"abort_conf:true,nope:1,abort_conf:false", nullptr, nullptr, nullptr, ""},
+    };
+    for (const Case &c : cases) {
+        const ChildResult r = run_child([&c] {
+            set_sources(nullptr, c.env, c.global, c.conf_env, c.conf_global);
             options_init();
         });
-        ATF_REQUIRE_MSG(exited_ok(r), conf << ": status " << r.status << ", stderr [" << r.err << "]");
+        const char *what = c.conf_env != nullptr ? c.conf_env : c.conf_global;
+        if (c.first_warning.empty()) {
+            ATF_REQUIRE_MSG(exited_ok(r), what << ": status " << r.status << ", stderr ["
+                                               << r.err << "]");
+            continue;
+        }
+        ATF_REQUIRE_MSG(aborted(r), what << ": status " << r.status << ", stderr [" << r.err
+                                         << "]");
+        ATF_REQUIRE_MSG(r.err == c.first_warning + abort_line, printable(r.err));
     }
 }
 
