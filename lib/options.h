@@ -62,7 +62,7 @@ enum class OptionKind : uint8_t {
     kLogDown,   // upper case -1, lower case +1 (F: a smaller shift allows more)
     kDouble,    // upper case x2, lower case /2, within [min, max]
     kIgnored,   // accepted for compatibility, no effect
-    kNone,      // no letter: the long form and mallctl only
+    kNone,      // no letter: key:value items and mallctl only
 };
 
 // A row of option_list.h as the parsers read it.
