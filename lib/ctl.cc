@@ -322,8 +322,20 @@ CTL_RO(thread_deallocated_ctl, uint64_t, thread_bytes_deallocated())
 // Thread caches are off when H went to its minimum (tcache.cc sizes none).
 bool opt_tcache_value() { return g_tcache_slots[0] != 0; }
 
+// jemalloc's names for what arenalloc has (option_list.h says why each).
+ssize_t opt_dirty_decay_ms_value() { return g_options.decay_ms; }
+ssize_t opt_muzzy_decay_ms_value() { return g_options.lazy_purge ? -1 : 0; }
+const char *opt_metadata_thp_value() { return "disabled"; }
+bool opt_retain_value() { return true; }
+const char *opt_percpu_arena_value() { return "disabled"; }
+size_t opt_tcache_max_value() { return kTcacheLargeMax; }
+const char *opt_stats_print_opts_value() { return options_stats_print_opts(); }
+
+// A word option's list (off or on) as a C string is its first word.
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
     CTL_RO(opt_##name##_ctl, ctl_type, g_options.field)
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
+    CTL_RO(opt_##name##_ctl, const char *, g_options.field ? on_words : off_words)
 #define AA_DERIVED_OPT(name, ctl_type, text) CTL_RO(opt_##name##_ctl, ctl_type, opt_##name##_value())
 #include "option_list.h"
 
@@ -464,6 +476,8 @@ constexpr Node kThread[] = {
 
 constexpr Node kOpt[] = {
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
+    LEAF(#name, opt_##name##_ctl),
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
     LEAF(#name, opt_##name##_ctl),
 #define AA_DERIVED_OPT(name, ctl_type, text) LEAF(#name, opt_##name##_ctl),
 #include "option_list.h"

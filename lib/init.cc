@@ -45,7 +45,7 @@ Mutex g_arenas_mutex;   // serializes arena creation
 // The P report: the summary lines, then the full statistics.
 void print_at_exit() {
     summary_print();
-    stats_print(nullptr, nullptr, "");
+    stats_print(nullptr, nullptr, options_stats_print_opts());
 }
 
 bool install_fork_hooks() {
@@ -141,7 +141,13 @@ bool init_slow() {
     // paths shut; otherwise they open now.
     if (!options_need_slow_path())
         g_fast_limit = kLookupMax;
-    return init_done(true);
+    init_done(true);
+    // Started once the allocator serves every thread: creating a thread
+    // allocates (and may take the C library's locks: arenalloc(3) says
+    // when the option is unsafe).
+    if (g_options.background_thread)
+        background_thread_set(true);
+    return true;
 }
 
 Arena *arena_peek(unsigned index) {

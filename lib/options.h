@@ -1,11 +1,15 @@
-// options.h — MALLOC_OPTIONS in the BSD style.  Three sources, each read
-// left to right, later letters overriding earlier ones: the name the
-// /etc/malloc.conf symbolic link points to, the MALLOC_OPTIONS environment
-// variable (not in setuid/setgid programs) and the _malloc_options global.
+// options.h — the options: BSD letters and jemalloc's key:value items.
+// Five sources, each read left to right, a later setting overriding an
+// earlier one: the malloc_conf global, the name the /etc/malloc.conf
+// symbolic link points to, the MALLOC_CONF environment variable, the
+// MALLOC_OPTIONS environment variable (the two variables not in
+// setuid/setgid programs) and the _malloc_options global.  The jemalloc
+// sources (malloc_conf, MALLOC_CONF) hold key:value items; the BSD ones
+// may mix them with runs of letters (arenalloc(3), "Item syntax").
 // An upper-case letter turns a behaviour on or doubles a value, lower case
 // turns it off or halves it, and a decimal count repeats the next letter.
 //
-// One table (option_list.h) gives the struct, the defaults, both parsers,
+// One table (option_list.h) gives the struct, the defaults, the parsers,
 // the opt.* mallctl names and the test that the manual documents them.
 #ifndef ARENALLOC_OPTIONS_H
 #define ARENALLOC_OPTIONS_H
@@ -21,6 +25,7 @@ namespace arenalloc {
 // One member per row of option_list.h, in its order.
 struct Options {
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) type field;
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) bool field;
 #define AA_LETTER_ONLY(letter, kind, type, field, dflt, min, max, text) type field;
 #include "option_list.h"
     // An explicit a: a bad pointer is reported and the call ignored (the
@@ -57,7 +62,7 @@ enum class OptionKind : uint8_t {
     kLogDown,   // upper case -1, lower case +1 (F: a smaller shift allows more)
     kDouble,    // upper case x2, lower case /2, within [min, max]
     kIgnored,   // accepted for compatibility, no effect
-    kNone,      // no letter: the long form and mallctl only
+    kNone,      // no letter: key:value items and mallctl only
 };
 
 // A row of option_list.h as the parsers read it.
@@ -69,7 +74,11 @@ struct OptionDef {
     int min;
     int max;
     const char *text;       // what the value is, for warnings
-    const char *long_name;  // the long form's name, or nullptr
+    const char *long_name;  // the key of name:value items, or nullptr
+    // A word option's words (option_list.h, AA_WORD_OPTION); nullptr
+    // for the others.
+    const char *off_words;
+    const char *on_words;
 };
 
 // The rows with a letter, in alphabetical order.
@@ -79,15 +88,31 @@ extern const unsigned kOptionTableSize;
 // Restores the defaults (narenas from the CPU count).
 void options_reset();
 
-// Parses the three sources into g_options after options_reset().  Runs
-// once, during initialization, without allocating.
+// Parses the five sources into g_options after options_reset().  Runs
+// once, during initialization, without allocating.  With abort_conf set
+// (by any source), a warning about any source aborts at the end.
 void options_init();
 
-// Parses one string into g_options (used by options_init and the tests).
-// A string that starts "name:" is in the long form, "name:value,...", for
-// values that doubling expresses badly (narenas:12, decay_ms:5000); any
-// other string is BSD letters.
-void options_parse(const char *opts);
+// What a source may hold: jemalloc's key:value items only, or those mixed
+// with runs of BSD letters.
+enum class OptionSyntax : uint8_t { kKeyValue, kMixed };
+
+// Parses one string into g_options (used by options_init and the tests):
+// items separated by ','.  An item whose key (two or more letters, digits
+// or '_', from a letter or '_') is followed by ':' is key:value; anything
+// else, in the mixed syntax, is a run of letters, except a key followed by
+// '=' or a bare key of the table, which are warned about.  source names
+// the string in warnings.
+void options_parse(const char *opts, const char *source = "malloc options",
+                   OptionSyntax syntax = OptionSyntax::kMixed);
+
+// The warnings the last options_init() (or options_reset() and parses)
+// wrote.
+unsigned options_warning_count();
+
+// stats_print_opts: malloc_stats_print()'s opts for the report at exit
+// ("" by default).
+const char *options_stats_print_opts();
 
 // Path of the configuration link; tests substitute their own.
 void options_set_conf_path(const char *path);

@@ -14,6 +14,8 @@
 //   thread__arena_moves_thread    a malloc after the move lands in the arena
 //   arena__purge_drops_dirty      arena.<i>.purge leaves pdirty 0
 //   opt__follows_malloc_options   opt.* in a child run with MALLOC_OPTIONS
+//   opt__jemalloc_names_follow_keys   jemalloc's opt.* names and keys
+//   opt__jemalloc_names_without_concept   ENOENT for the others
 //   exact__two_threads            allocated, curregs, curlextents exact
 //   concurrent__with_stress       mallctl in 2 threads, malloc in 4, ~2 s
 //   fork__while_refreshing        children forked mid-refresh use mallctl
@@ -155,7 +157,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.decay_ms", S_SSIZE, false },
         { "opt.tcache_shift", S_SSIZE, false },
         { "opt.tcache", S_BOOL, false },
-        { "opt.junk", S_BOOL, false },
+        { "opt.junk", S_STR, false },
         { "opt.lg_chunk", S_SIZE, false },
         { "opt.mmap", S_BOOL, false },
         { "opt.narenas", S_UNSIGNED, false },
@@ -165,8 +167,17 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.xmalloc", S_BOOL, false },
         { "opt.zero", S_BOOL, false },
         { "opt.lazy_purge", S_BOOL, false },
-        { "opt.thp", S_BOOL, false },
+        { "opt.thp", S_STR, false },
         { "opt.shared_large", S_BOOL, false },
+        { "opt.abort_conf", S_BOOL, false },
+        { "opt.dirty_decay_ms", S_SSIZE, false },
+        { "opt.muzzy_decay_ms", S_SSIZE, false },
+        { "opt.metadata_thp", S_STR, false },
+        { "opt.retain", S_BOOL, false },
+        { "opt.percpu_arena", S_STR, false },
+        { "opt.background_thread", S_BOOL, false },
+        { "opt.tcache_max", S_SIZE, false },
+        { "opt.stats_print_opts", S_STR, false },
         { "arena." + i + ".purge", 0, true },
         { "arena." + i + ".initialized", S_BOOL, false },
         { "arenas.narenas", S_UNSIGNED, false },
@@ -431,10 +442,12 @@ ATF_TEST_CASE_BODY(sizes__wrong_size_gives_einval)
     TU_REQUIRE_EQ(mallctl("stats.mapped", buf, &len, NULL, 0), EINVAL);
     TU_REQUIRE_EQ(len, sizeof(size_t));
     TU_REQUIRE_MSG(memcmp(buf, &mapped, sizeof(size_t)) == 0, "long read copied wrongly");
-    // Booleans, unsigned, strings.
+    // Booleans, unsigned, strings (opt.junk is jemalloc's string now).
     len = 4;
-    TU_REQUIRE_EQ(mallctl("opt.junk", buf, &len, NULL, 0), EINVAL);
+    TU_REQUIRE_EQ(mallctl("opt.zero", buf, &len, NULL, 0), EINVAL);
     TU_REQUIRE_EQ(len, 1u);
+    len = 1;
+    TU_REQUIRE_EQ(mallctl("opt.junk", buf, &len, NULL, 0), EINVAL);
     len = 8;
     TU_REQUIRE_EQ(mallctl("arenas.narenas", buf, &len, NULL, 0), EINVAL);
     len = 4;
@@ -502,10 +515,14 @@ ATF_TEST_CASE_BODY(writes__read_only_gives_eperm)
         TU_REQUIRE_MSG(r == EPERM, "writing " << n.name << " by MIB: " << r);
     }
     // opt.* stays as it was.
-    const bool junk = get<bool>("opt.junk");
-    bool flip = !junk;
-    TU_REQUIRE_EQ(mallctl("opt.junk", NULL, NULL, &flip, sizeof(flip)), EPERM);
-    TU_REQUIRE_EQ(get<bool>("opt.junk"), junk);
+    const bool zero = get<bool>("opt.zero");
+    bool flip = !zero;
+    TU_REQUIRE_EQ(mallctl("opt.zero", NULL, NULL, &flip, sizeof(flip)), EPERM);
+    TU_REQUIRE_EQ(get<bool>("opt.zero"), zero);
+    const char *junk = get<const char *>("opt.junk");
+    const char *other = "true";
+    TU_REQUIRE_EQ(mallctl("opt.junk", NULL, NULL, &other, sizeof(other)), EPERM);
+    TU_REQUIRE_EQ(std::string(get<const char *>("opt.junk")), std::string(junk));
     // Triggers take no values in either direction.
     uint64_t v = 0;
     size_t len = sizeof(v);
@@ -710,23 +727,36 @@ namespace {
 void
 print_options(void)
 {
-    const char *bools[] = { "opt.abort", "opt.sbrk", "opt.mmap", "opt.tcache", "opt.junk",
+    const char *bools[] = { "opt.abort", "opt.sbrk", "opt.mmap", "opt.tcache",
                             "opt.stats_print", "opt.utrace", "opt.sysv", "opt.xmalloc",
-                            "opt.zero" };
+                            "opt.zero", "opt.abort_conf", "opt.background_thread",
+                            "opt.lazy_purge", "opt.retain", "background_thread" };
     for (const char *n : bools) {
         bool v = false;
         size_t len = sizeof(v);
         int r = mallctl(n, &v, &len, NULL, 0);
         printf("%s=%d\n", n, r == 0 ? static_cast<int>(v) : -100 - r);
     }
-    const char *ssizes[] = { "opt.lg_dirty_ratio", "opt.lg_tcache_gc", "opt.tcache_shift" };
+    const char *ssizes[] = { "opt.lg_dirty_ratio", "opt.lg_tcache_gc", "opt.tcache_shift",
+                             "opt.decay_ms", "opt.dirty_decay_ms", "opt.muzzy_decay_ms" };
     for (const char *n : ssizes) {
         ssize_t v = 0;
         size_t len = sizeof(v);
         int r = mallctl(n, &v, &len, NULL, 0);
         printf("%s=%ld\n", n, r == 0 ? static_cast<long>(v) : -100L - r);
     }
-    size_t lg = 0, chunk = 0, len = sizeof(size_t);
+    const char *strings[] = { "opt.junk", "opt.thp", "opt.metadata_thp", "opt.percpu_arena",
+                              "opt.stats_print_opts" };
+    for (const char *n : strings) {
+        const char *v = NULL;
+        size_t len = sizeof(v);
+        int r = mallctl(n, &v, &len, NULL, 0);
+        printf("%s=%s\n", n, r == 0 && v != NULL ? v : "(error)");
+    }
+    size_t tcache_max = 0, len = sizeof(size_t);
+    mallctl("opt.tcache_max", &tcache_max, &len, NULL, 0);
+    printf("opt.tcache_max=%zu\n", tcache_max);
+    size_t lg = 0, chunk = 0;
     mallctl("opt.lg_chunk", &lg, &len, NULL, 0);
     mallctl("arenas.chunksize", &chunk, &len, NULL, 0);
     unsigned n = 0, na = 0;
@@ -774,12 +804,14 @@ ATF_TEST_CASE_BODY(opt__follows_malloc_options)
     std::map<std::string, std::string> d = child_options("");
     std::map<std::string, std::string> o = child_options("NK2Fgg7hAJPUVXZ");
     std::map<std::string, std::string> f = child_options("ajpuvxzk");
-    const char *flags[] = { "opt.abort", "opt.junk", "opt.stats_print", "opt.utrace",
+    const char *flags[] = { "opt.abort", "opt.stats_print", "opt.utrace",
                             "opt.sysv", "opt.xmalloc", "opt.zero" };
     for (const char *n : flags) {
         TU_REQUIRE_MSG(o[n] == "1", n << " with the flag on: " << o[n]);
         TU_REQUIRE_MSG(f[n] == "0", n << " with the flag off: " << f[n]);
     }
+    TU_REQUIRE_EQ(o["opt.junk"], "true");
+    TU_REQUIRE_EQ(f["opt.junk"], "false");
     TU_REQUIRE_EQ(d["opt.mmap"], "1");
     TU_REQUIRE_EQ(d["opt.tcache"], "1");
     TU_REQUIRE_EQ(o["opt.tcache"], "0");
@@ -792,6 +824,57 @@ ATF_TEST_CASE_BODY(opt__follows_malloc_options)
     const unsigned long dn = std::stoul(d["opt.narenas"]);
     TU_REQUIRE_EQ(std::stoul(o["opt.narenas"]), 2 * dn <= 4096 ? 2 * dn : dn);
     TU_REQUIRE_EQ(o["arenas.narenas"], o["opt.narenas"]);
+}
+
+// jemalloc's opt.* names: their defaults (jemalloc 5.3's where arenalloc
+// has the same), and the values jemalloc's keys give them.
+ATF_TEST_CASE_WITHOUT_HEAD(opt__jemalloc_names_follow_keys);
+ATF_TEST_CASE_BODY(opt__jemalloc_names_follow_keys)
+{
+    // MALLOC_OPTIONS, then the values the child prints for it.
+    const std::vector<std::pair<std::string, std::map<std::string, std::string>>> cases = {
+        { "",
+          { { "opt.junk", "false" }, { "opt.thp", "default" },
+            { "opt.metadata_thp", "disabled" }, { "opt.percpu_arena", "disabled" },
+            { "opt.stats_print_opts", "" }, { "opt.dirty_decay_ms", "10000" },
+            { "opt.decay_ms", "10000" }, { "opt.muzzy_decay_ms", "0" },
+            { "opt.tcache_max", "65536" }, { "opt.retain", "1" }, { "opt.abort_conf", "0" },
+            { "opt.background_thread", "0" }, { "background_thread", "0" } } },
+        { "junk:alloc,thp:always,dirty_decay_ms:-1,muzzy_decay_ms:5000,stats_print_opts:gm,"
+          "tcache:false,abort_conf:true,background_thread:true,retain:false",
+          { { "opt.junk", "true" }, { "opt.thp", "always" },
+            { "opt.dirty_decay_ms", "3600000" }, { "opt.muzzy_decay_ms", "-1" },
+            { "opt.lazy_purge", "1" }, { "opt.stats_print_opts", "gm" }, { "opt.tcache", "0" },
+            { "opt.tcache_shift", "-7" }, { "opt.abort_conf", "1" },
+            { "opt.background_thread", "1" },
+            { "background_thread", "1" },  // started at initialization
+            { "opt.retain", "1" } } },     // kept up to a bound regardless
+        { "dirty_decay_ms:0,thp:never,junk:free",
+          { { "opt.dirty_decay_ms", "100" }, { "opt.thp", "default" }, { "opt.junk", "true" } } },
+    };
+    for (const auto &c : cases) {
+        std::map<std::string, std::string> got = child_options(c.first);
+        for (const auto &want : c.second)
+            TU_REQUIRE_MSG(got.count(want.first) == 1 && got[want.first] == want.second,
+                           "MALLOC_OPTIONS=" << c.first << ": " << want.first << " is '"
+                                             << got[want.first] << "', not '" << want.second
+                                             << "'");
+    }
+}
+
+// Names jemalloc 5.3 has and arenalloc has no concept for.
+ATF_TEST_CASE_WITHOUT_HEAD(opt__jemalloc_names_without_concept);
+ATF_TEST_CASE_BODY(opt__jemalloc_names_without_concept)
+{
+    for (const char *n : { "opt.confirm_conf", "opt.cache_oblivious", "opt.trust_madvise",
+                           "opt.dss", "opt.oversize_threshold", "opt.max_background_threads",
+                           "opt.lg_extent_max_active_fit", "opt.stats_interval",
+                           "opt.stats_interval_opts", "opt.zero_realloc", "opt.prof",
+                           "opt.lg_tcache_max" }) {
+        uint64_t v[2];
+        size_t len = sizeof(v);
+        TU_REQUIRE_MSG(mallctl(n, v, &len, NULL, 0) == ENOENT, n);
+    }
 }
 
 // --- Exactness ----------------------------------------------------------------
@@ -1150,6 +1233,8 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, thread__arena_moves_thread);
     ATF_ADD_TEST_CASE(tcs, arena__purge_drops_dirty);
     ATF_ADD_TEST_CASE(tcs, opt__follows_malloc_options);
+    ATF_ADD_TEST_CASE(tcs, opt__jemalloc_names_follow_keys);
+    ATF_ADD_TEST_CASE(tcs, opt__jemalloc_names_without_concept);
     ATF_ADD_TEST_CASE(tcs, exact__two_threads);
     ATF_ADD_TEST_CASE(tcs, concurrent__with_stress);
     ATF_ADD_TEST_CASE(tcs, fork__while_refreshing);

@@ -891,6 +891,9 @@ ATF_TEST_CASE_BODY(options__environment_ignored_when_secure)
     TU_REQUIRE_MSG(c.r.exited_ok() && c.has("done"), "plain copy: " << c.r.describe());
     TU_REQUIRE_MSG(c.num("at_secure") == 0 && c.num("malloc0_null") == 1,
                    "plain copy: " << c.r.out);
+    c = run_mode_raw("secure", "", { "MALLOC_CONF=sysv:true" }, copy);
+    TU_REQUIRE_MSG(c.r.exited_ok() && c.num("malloc0_null") == 1,
+                   "plain copy, MALLOC_CONF: " << c.r.out);
 
     ATF_REQUIRE(chown(copy.c_str(), 65534, 65534) == 0);
     ATF_REQUIRE(chmod(copy.c_str(), 04755) == 0);
@@ -902,6 +905,9 @@ ATF_TEST_CASE_BODY(options__environment_ignored_when_secure)
     TU_REQUIRE_MSG(c.num("env_visible") == 1, "setuid copy: " << c.r.out);
     TU_REQUIRE_MSG(c.num("malloc0_null") == 0,
                    "setuid copy: MALLOC_OPTIONS=V was honoured: " << c.r.out);
+    c = run_mode_raw("secure", "", { "MALLOC_CONF=sysv:true" }, copy);
+    TU_REQUIRE_MSG(c.r.exited_ok() && c.num("malloc0_null") == 0,
+                   "setuid copy: MALLOC_CONF=sysv:true was honoured: " << c.r.out);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(options__global_after_environment);
@@ -916,16 +922,88 @@ ATF_TEST_CASE_BODY(options__global_after_environment)
         std::string("/tests/integration/options_global_helper");
     if (access(helper.c_str(), X_OK) != 0)
         ATF_FAIL(helper + " is missing");
-    for (const char *opts : { "", "v", "V" }) {
+    for (const char *opts : { "", "v", "V", "sysv:false" }) {
         const testutil::child_result r =
             testutil::run_program({ helper }, { std::string("MALLOC_OPTIONS=") + opts });
         TU_REQUIRE_MSG(r.exited_ok(), opts << ": " << r.describe());
-        TU_REQUIRE_MSG(r.out == "malloc0_null=1\n", "MALLOC_OPTIONS='" << opts
-                                                        << "': [" << r.out << "]");
+        TU_REQUIRE_MSG(testutil::lines_of(r.out).at(0) == "malloc0_null=1",
+                       "MALLOC_OPTIONS='" << opts << "': [" << r.out << "]");
     }
     // Control: this program has no such global; "v" leaves malloc(0) alone.
     const Child c = run_mode("malloc0", "v");
     TU_REQUIRE_MSG(c.num("malloc0_null") == 0, c.r.out);
+}
+
+namespace {
+
+// The helper's output with these environment variables.
+std::string
+run_global_helper(const std::string &helper, const std::string &conf, const std::string &opts)
+{
+    const testutil::child_result r = testutil::run_program(
+        { helper }, { "MALLOC_CONF=" + conf, "MALLOC_OPTIONS=" + opts });
+    TU_REQUIRE_MSG(r.exited_ok() && r.err.empty(), conf << " / " << opts << ": " << r.describe());
+    return r.out;
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(options__malloc_conf_global_first);
+ATF_TEST_CASE_BODY(options__malloc_conf_global_first)
+{
+    // tests/integration/options_global_helper defines
+    //     const char *malloc_conf = "sysv:false,narenas:3,junk:alloc";
+    //     const char *_malloc_options = "V";
+    // malloc_conf is read first, _malloc_options last.
+    const std::string h = get_config_var("top_builddir", ARENALLOC_TOP_BUILDDIR) +
+                          std::string("/tests/integration/options_global_helper");
+    ATF_REQUIRE_EQ(run_global_helper(h, "", ""), "malloc0_null=1\nnarenas=3\njunk=true\n");
+    // MALLOC_CONF and MALLOC_OPTIONS come after malloc_conf...
+    ATF_REQUIRE_EQ(run_global_helper(h, "narenas:5,junk:false", ""),
+                  "malloc0_null=1\nnarenas=5\njunk=false\n");
+    ATF_REQUIRE_EQ(run_global_helper(h, "narenas:5", "narenas:6,j"),
+                  "malloc0_null=1\nnarenas=6\njunk=false\n");
+    ATF_REQUIRE_EQ(run_global_helper(h, "narenas:5", "J,n"),
+                  "malloc0_null=1\nnarenas=2\njunk=true\n");
+    // ... and before _malloc_options.
+    ATF_REQUIRE_EQ(run_global_helper(h, "sysv:false", "sysv:false"),
+                  "malloc0_null=1\nnarenas=3\njunk=true\n");
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(options__malloc_conf_environment);
+ATF_TEST_CASE_BODY(options__malloc_conf_environment)
+{
+    Child c = run_mode("malloc0", "", { "MALLOC_CONF=sysv:true" });
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 1 && c.r.err.empty(), c.r.describe());
+    // MALLOC_OPTIONS is read after MALLOC_CONF.
+    c = run_mode("malloc0", "v", { "MALLOC_CONF=sysv:true" });
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 0, c.r.describe());
+    c = run_mode("malloc0", "", { "MALLOC_CONF=" });
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 0 && c.r.err.empty(), c.r.describe());
+    // Letters and items mixed in MALLOC_OPTIONS.
+    c = run_mode("malloc0", "7F,sysv:true,J", {});
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 1 && c.r.err.empty(), c.r.describe());
+    // Warnings name the source and the key; the process goes on.
+    c = run_mode("malloc0", "", { "MALLOC_CONF=nope:1,sysv:true,V" });
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 1, c.r.describe());
+    TU_REQUIRE_MSG(c.r.err.find(": (malloc) Unsupported option in MALLOC_CONF: 'nope'\n") !=
+                           std::string::npos &&
+                       c.r.err.find(": (malloc) Missing value in MALLOC_CONF: 'V'\n") !=
+                           std::string::npos,
+                   c.r.describe());
+    // The narenas=12: a warning that says what to write, and
+    // nothing applied (it used to halve the arenas twice, silently).
+    c = run_mode("malloc0", "sysv=true", {});
+    TU_REQUIRE_MSG(c.num("malloc0_null") == 0, c.r.describe());
+    TU_REQUIRE_MSG(c.r.err.find(": (malloc) '=' instead of ':' in MALLOC_OPTIONS: 'sysv=true' "
+                                "(ignored; write sysv:true)\n") != std::string::npos,
+                   c.r.describe());
+    // abort_conf: a bad item is fatal once every source is read.
+    c = run_mode_raw("malloc0", "", { "MALLOC_CONF=abort_conf:true,nope:1" });
+    TU_REQUIRE_MSG(WIFSIGNALED(c.r.status) && WTERMSIG(c.r.status) == SIGABRT,
+                   c.r.describe());
+    TU_REQUIRE_MSG(c.r.err.find("abort_conf:true, aborting") != std::string::npos,
+                   c.r.describe());
 }
 
 ATF_INIT_TEST_CASES(tcs)
@@ -945,4 +1023,6 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, options__Z_zero_fills);
     ATF_ADD_TEST_CASE(tcs, options__environment_ignored_when_secure);
     ATF_ADD_TEST_CASE(tcs, options__global_after_environment);
+    ATF_ADD_TEST_CASE(tcs, options__malloc_conf_global_first);
+    ATF_ADD_TEST_CASE(tcs, options__malloc_conf_environment);
 }

@@ -1,6 +1,6 @@
 // The manual page documents every row of the option table
 // (lib/option_list.h): each letter has its entry in the MALLOC_OPTIONS
-// flags list, each long-form name is given in "Long form", and each opt.*
+// flags list, each key is given in "Key:value items", and each opt.*
 // name is in the mallctl list, which names nothing the table lacks.  A
 // row added to the table without its manual text fails here.
 #include <atf-c++.hpp>
@@ -21,15 +21,22 @@ std::vector<char> table_letters() {
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
     if ((letter) != 0)                                                              \
         v.push_back(letter);
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
+    if ((letter) != 0)                                                               \
+        v.push_back(letter);
 #define AA_LETTER_ONLY(letter, kind, type, field, dflt, min, max, text) v.push_back(letter);
 #define AA_IGNORED_LETTER(letter, text) v.push_back(letter);
 #include "option_list.h"
     return v;
 }
 
+// The keys of key:value items: the rows' names and jemalloc's keys.
 std::vector<std::string> table_long_names() {
     std::vector<std::string> v;
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) v.push_back(#name);
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
+    v.push_back(#name);
+#define AA_CONF_KEY(key, text) v.push_back(#key);
 #include "option_list.h"
     return v;
 }
@@ -37,6 +44,8 @@ std::vector<std::string> table_long_names() {
 std::vector<std::string> table_opt_names() {
     std::vector<std::string> v;
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) v.push_back(#name);
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
+    v.push_back(#name);
 #define AA_DERIVED_OPT(name, ctl_type, text) v.push_back(#name);
 #include "option_list.h"
     return v;
@@ -129,14 +138,15 @@ ATF_TEST_CASE_BODY(manual__has_an_entry_for_every_letter) {
 ATF_TEST_CASE_WITHOUT_HEAD(manual__gives_every_long_name);
 ATF_TEST_CASE_BODY(manual__gives_every_long_name) {
     std::set<std::string> given;
-    for (const std::string &l : subsection(manual_lines(*this), "Long form"))
-        if (starts_with(l, ".Va "))
+    for (const std::string &l : subsection(manual_lines(*this), "Key:value items"))
+        if (starts_with(l, ".Va ") || starts_with(l, ".It Va "))
             for (const std::string &w : words(l))
                 given.insert(w);
     const std::vector<std::string> names = table_long_names();
     ATF_REQUIRE(names.size() >= 18);
     for (const std::string &n : names)
-        ATF_REQUIRE_MSG(given.count(n) == 1, "\"Long form\" does not give '" << n << "' (.Va)");
+        ATF_REQUIRE_MSG(given.count(n) == 1,
+                        "\"Key:value items\" does not give '" << n << "' (.Va)");
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(manual__lists_every_opt_name);

@@ -38,6 +38,7 @@
 // each test case sets it (Kyua runs every case in its own process).
 extern "C" {
 const char *_malloc_options = nullptr;
+const char *malloc_conf = nullptr;  // jemalloc's, likewise
 }
 
 // Allocation counting: the whole test program's malloc goes through these
@@ -279,21 +280,35 @@ std::string make_link(const std::string &name, const std::string &target) {
     return path;
 }
 
-// Sets the three sources (nullptr: absent) and runs options_init();
-// returns the warnings written.
-std::string init_with(const char *link, const char *env, const char *global) {
+// Sets the five sources (nullptr: absent); returns the link's path.
+std::string set_sources(const char *link, const char *env, const char *global,
+                        const char *conf_env = nullptr, const char *conf_global = nullptr) {
     static int n = 0;
     std::string path;
     if (link != nullptr)
         path = make_link("malloc.conf." + std::to_string(++n), link);
     else
         path = "/nonexistent/arenalloc-test/malloc.conf";
-    options_set_conf_path(path.c_str());
-    if (env != nullptr)
-        ATF_REQUIRE(setenv("MALLOC_OPTIONS", env, 1) == 0);
-    else
-        ATF_REQUIRE(unsetenv("MALLOC_OPTIONS") == 0);
+    static std::string kept;  // options_set_conf_path keeps the pointer
+    kept = path;
+    options_set_conf_path(kept.c_str());
+    const std::pair<const char *, const char *> vars[] = {{"MALLOC_OPTIONS", env},
+                                                          {"MALLOC_CONF", conf_env}};
+    for (const auto &v : vars) {
+        if (v.second != nullptr)
+            ATF_REQUIRE(setenv(v.first, v.second, 1) == 0);
+        else
+            ATF_REQUIRE(unsetenv(v.first) == 0);
+    }
     _malloc_options = global;
+    malloc_conf = conf_global;
+    return path;
+}
+
+// set_sources, then options_init(); returns the warnings written.
+std::string init_with(const char *link, const char *env, const char *global,
+                      const char *conf_env = nullptr, const char *conf_global = nullptr) {
+    set_sources(link, env, global, conf_env, conf_global);
     return capture_stderr([] { options_init(); });
 }
 
@@ -686,7 +701,10 @@ ATF_TEST_CASE_BODY(parse__separate_letters_past_bound_warn_each) {
 ATF_TEST_CASE_WITHOUT_HEAD(parse__unknown_characters);
 ATF_TEST_CASE_BODY(parse__unknown_characters) {
     const Fields d = default_fields();
-    for (char c : std::string("yYbBiIlLoOrRtTwW?;:,.-+=/ _~!@#$%^&*()[]{}'\"\\|<>")) {
+    // (',' separates items: a string of commas is empty items, no warning.)
+    ATF_REQUIRE(parse(",").empty() && parse(",,,").empty());
+    ATF_REQUIRE(changed(d, fields()).empty());
+    for (char c : std::string("yYbBiIlLoOrRtTwW?;:.-+=/ _~!@#$%^&*()[]{}'\"\\|<>")) {
         const std::string s(1, c);
         const std::string err = parse(s);
         ATF_REQUIRE_MSG(err == unsupported(c) + "\n",
@@ -712,13 +730,14 @@ ATF_TEST_CASE_BODY(parse__unknown_characters) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(parse__unknown_among_known);
 ATF_TEST_CASE_BODY(parse__unknown_among_known) {
-    // Each bad character warns once and the rest still applies.
+    // Each bad character warns once and the rest still applies (',' is
+    // the item separator).
     const std::string err = parse("J?K;y,Z");
     ATF_REQUIRE_EQ(g_options.junk, true);
     ATF_REQUIRE_EQ(g_options.lg_chunk, 22);
     ATF_REQUIRE_EQ(g_options.zero, true);
     ATF_REQUIRE_MSG(err == unsupported('?') + "\n" + unsupported(';') + "\n" + unsupported('y') +
-                               "\n" + unsupported(',') + "\n",
+                               "\n",
                     "[" << printable(err) << "]");
 }
 
@@ -824,7 +843,9 @@ ATF_TEST_CASE_BODY(parse__never_allocates) {
 
     const std::string link = make_link("malloc.conf", "JK?");
     options_set_conf_path(link.c_str());
-    ATF_REQUIRE(setenv("MALLOC_OPTIONS", "9999F;y64K\x80", 1) == 0);
+    ATF_REQUIRE(setenv("MALLOC_OPTIONS", "9999F;y64K\x80,narenas=3,junk,lg_chunk:x", 1) == 0);
+    ATF_REQUIRE(setenv("MALLOC_CONF", "narenas:3,nope:1,J,stats_print_opts:Jm", 1) == 0);
+    malloc_conf = "percpu_arena:percpu,dirty_decay_ms:-1";
     _malloc_options = "Zk#";
     std::string long_string(100000, 'y');
     long_string += "ADMFGHJKNPUVXZCQEadmfghjknpuvxzcqe7F6K";
@@ -960,6 +981,90 @@ ATF_TEST_CASE_BODY(init__long_link_name) {
     ATF_REQUIRE_EQ(g_options.lg_chunk, 21);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(init__five_sources_in_order);
+ATF_TEST_CASE_BODY(init__five_sources_in_order) {
+    // Each source is read (a field of its own) and overrides the ones
+    // before it (lg_chunk): malloc_conf, the link, MALLOC_CONF,
+    // MALLOC_OPTIONS, _malloc_options.
+    const std::string err =
+        init_with("lg_chunk:20,X", "lg_chunk:23,U", "lg_chunk:24,V", "lg_chunk:22,zero:true",
+                  "lg_chunk:19,junk:true");
+    ATF_REQUIRE_MSG(err.empty(), printable(err));
+    ATF_REQUIRE(g_options.junk && g_options.xmalloc && g_options.zero && g_options.trace &&
+                g_options.malloc0_null);
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 24);
+    ATF_REQUIRE(init_with("lg_chunk:20", "lg_chunk:23", nullptr, "lg_chunk:22", "lg_chunk:19")
+                    .empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 23);
+    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, "lg_chunk:22", "lg_chunk:19").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 22);
+    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, nullptr, "lg_chunk:19").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 20);
+    ATF_REQUIRE(init_with(nullptr, nullptr, nullptr, nullptr, "lg_chunk:19").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 19);
+    // Letters and items of different sources meet as one string would:
+    // 2K (23), then lg_chunk:25, then k.
+    ATF_REQUIRE(init_with("2K", "k", nullptr, "lg_chunk:25").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 24);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(init__jemalloc_sources_take_items_only);
+ATF_TEST_CASE_BODY(init__jemalloc_sources_take_items_only) {
+    const std::string err = init_with(nullptr, nullptr, nullptr, "J,zero:true", "K,xmalloc:true");
+    ATF_REQUIRE_MSG(err == prefix() + "Missing value in malloc_conf: 'K'\n" + prefix() +
+                               "Missing value in MALLOC_CONF: 'J'\n",
+                    printable(err));
+    ATF_REQUIRE(!g_options.junk && g_options.zero && g_options.xmalloc);
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 21);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(init__item_warnings_name_their_source);
+ATF_TEST_CASE_BODY(init__item_warnings_name_their_source) {
+    const std::string link = set_sources("a1:1", "a3:1", "a4:1", "a2:1", "a0:1");
+    const std::string err = capture_stderr([] { options_init(); });
+    const std::string u = prefix() + "Unsupported option in ";
+    ATF_REQUIRE_MSG(err == u + "malloc_conf: 'a0'\n" + u + link + ": 'a1'\n" + u +
+                               "MALLOC_CONF: 'a2'\n" + u + "MALLOC_OPTIONS: 'a3'\n" + u +
+                               "_malloc_options: 'a4'\n",
+                    printable(err));
+    ATF_REQUIRE_EQ(options_warning_count(), 5u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(init__abort_conf);
+ATF_TEST_CASE_BODY(init__abort_conf) {
+    // A bad item anywhere aborts once every source is read, whichever
+    // source set abort_conf (the first case: a later one than the bad
+    // item's), letters included; without a warning, or with abort_conf
+    // turned off again, nothing aborts.  {MALLOC_CONF, malloc_conf,
+    // _malloc_options, MALLOC_OPTIONS}, then the warning expected first.
+    const std::string abort_line = prefix() + "bad options and abort_conf:true, aborting\n";
+    struct Case {
+        const char *conf_env, *conf_global, *global, *env;
+        std::string first_warning;  // empty: no abort
+    } cases[] = {
+        {"nope:1", nullptr, "abort_conf:true,J", nullptr,
+         prefix() + "Unsupported option in MALLOC_CONF: 'nope'\n"},
+        {nullptr, "abort_conf:true", nullptr, "y", unsupported('y') + "\n"},
+        {"abort_conf:true,narenas:2", nullptr, nullptr, nullptr, ""},
+        {"abort_conf:true,nope:1,abort_conf:false", nullptr, nullptr, nullptr, ""},
+    };
+    for (const Case &c : cases) {
+        const ChildResult r = run_child([&c] {
+            set_sources(nullptr, c.env, c.global, c.conf_env, c.conf_global);
+            options_init();
+        });
+        const char *what = c.conf_env != nullptr ? c.conf_env : c.conf_global;
+        if (c.first_warning.empty()) {
+            ATF_REQUIRE_MSG(exited_ok(r), what << ": status " << r.status << ", stderr ["
+                                               << r.err << "]");
+            continue;
+        }
+        ATF_REQUIRE_MSG(aborted(r), what << ": status " << r.status << ", stderr [" << r.err
+                                         << "]");
+        ATF_REQUIRE_MSG(r.err == c.first_warning + abort_line, printable(r.err));
+    }
+}
+
 // --- Options in force ----------------------------------------------------------------
 
 ATF_TEST_CASE_WITHOUT_HEAD(in_force__boolean_letters);
@@ -1091,6 +1196,10 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, init__warnings_name_each_source);
     ATF_ADD_TEST_CASE(tcs, init__A_in_link_makes_later_warnings_fatal);
     ATF_ADD_TEST_CASE(tcs, init__long_link_name);
+    ATF_ADD_TEST_CASE(tcs, init__five_sources_in_order);
+    ATF_ADD_TEST_CASE(tcs, init__jemalloc_sources_take_items_only);
+    ATF_ADD_TEST_CASE(tcs, init__item_warnings_name_their_source);
+    ATF_ADD_TEST_CASE(tcs, init__abort_conf);
     ATF_ADD_TEST_CASE(tcs, in_force__boolean_letters);
     ATF_ADD_TEST_CASE(tcs, in_force__small_buffer);
     ATF_ADD_TEST_CASE(tcs, manual__documents_every_letter);
