@@ -147,6 +147,23 @@ void stats_postfork_child() {
     g_print_mutex.reinit_in_child();
 }
 
+bool stats_arena_free(unsigned i, ArenaFreeSummary *out) {
+    MutexGuard guard(g_print_mutex);
+    ArenaSnapshot &a = g_print_scratch;
+    if (!stats_arena(i, &a))
+        return false;
+    *out = ArenaFreeSummary{};
+    out->mapped = a.mapped;
+    out->allocated = a.allocated_small + a.allocated_large;
+    for (unsigned b = 0; b < kNumBins; b++) {
+        uint64_t n = a.bins[b].curruns * a.bins[b].nregs - a.bins[b].curregs;
+        out->bin_free[b] = n;
+        out->free_regions += n;
+        out->free_region_bytes += n * a.bins[b].region_size;
+    }
+    return true;
+}
+
 bool stats_heap(HeapSnapshot *out) {
     *out = HeapSnapshot{};
     if (!ensure_initialized())

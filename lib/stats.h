@@ -87,6 +87,15 @@ struct HeapSnapshot {
     uint64_t nthreads_seen;
 };
 
+// What is free inside one arena's chunks, by small class.
+struct ArenaFreeSummary {
+    uint64_t mapped;            // bytes of its chunks
+    uint64_t allocated;         // bytes of its small and large blocks
+    uint64_t free_regions;      // regions free in its small runs
+    uint64_t free_region_bytes;
+    uint64_t bin_free[kNumBins];  // free regions per class
+};
+
 // Merges the calling thread's cache counts into its arena.
 void stats_merge_own_cache();
 
@@ -96,6 +105,9 @@ bool stats_arena(unsigned i, ArenaSnapshot *out);
 // Adds arena snapshot from's counts to to's (class sizes copied): the
 // figures of several arenas merged, as jemalloc's stats.arenas.<all>.
 void stats_merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from);
+
+// Arena i's free summary (false when it does not exist).
+bool stats_arena_free(unsigned i, ArenaFreeSummary *out);
 
 // Whole-heap totals (walks every arena).
 bool stats_heap(HeapSnapshot *out);
