@@ -174,25 +174,7 @@ void print_arenas(JsonOut &j) {
     j.close_object();
 }
 
-void print_stats(JsonOut &j, const HeapSnapshot &h) {
-    j.open_object("stats");
-    j.value("allocated", h.allocated);
-    j.value("active", h.active);
-    j.value("metadata", h.metadata);
-    j.value("resident", h.resident);
-    j.value("mapped", h.mapped);
-    j.value("retained", h.retained);
-    // Blocks with their own mapping belong to no arena.
-    j.open_object("huge");
-    j.value("allocated", h.huge_allocated);
-    j.value("nmalloc", h.huge_nmalloc);
-    j.value("ndalloc", h.huge_ndalloc);
-    j.value("cached", h.huge_cached);
-    j.close_object();
-    j.close_object();
-}
-
-// One entry of "bins" or "lextents": jemalloc's key, the snapshot's field.
+// One figure of an object: jemalloc's key, the snapshot's field.
 template <typename Snapshot>
 struct Field {
     const char *key;
@@ -212,11 +194,36 @@ constexpr Field<LargeSnapshot> kLargeFields[] = {
     {"nrequests", &LargeSnapshot::nmalloc}, {"curlextents", &LargeSnapshot::curruns},
 };
 
+// Blocks with their own mapping belong to no arena.
+constexpr Field<HeapSnapshot> kHugeFields[] = {
+    {"allocated", &HeapSnapshot::huge_allocated}, {"nmalloc", &HeapSnapshot::huge_nmalloc},
+    {"ndalloc", &HeapSnapshot::huge_ndalloc},     {"cached", &HeapSnapshot::huge_cached},
+};
+
+constexpr Field<ArenaSnapshot> kArenaLargeFields[] = {
+    {"allocated", &ArenaSnapshot::allocated_large}, {"nmalloc", &ArenaSnapshot::nmalloc_large},
+    {"ndalloc", &ArenaSnapshot::ndalloc_large},     {"nrequests", &ArenaSnapshot::nmalloc_large},
+};
+
+// An object of those figures, under key (nullptr: a list entry).
 template <typename Snapshot, size_t N>
-void print_fields(JsonOut &j, const Snapshot &s, const Field<Snapshot> (&fields)[N]) {
-    j.open_object();
+void print_fields(JsonOut &j, const char *key, const Snapshot &s,
+                  const Field<Snapshot> (&fields)[N]) {
+    j.open_object(key);
     for (const Field<Snapshot> &f : fields)
         j.value(f.key, s.*f.member);
+    j.close_object();
+}
+
+void print_stats(JsonOut &j, const HeapSnapshot &h) {
+    j.open_object("stats");
+    j.value("allocated", h.allocated);
+    j.value("active", h.active);
+    j.value("metadata", h.metadata);
+    j.value("resident", h.resident);
+    j.value("mapped", h.mapped);
+    j.value("retained", h.retained);
+    print_fields(j, "huge", h, kHugeFields);
     j.close_object();
 }
 
@@ -246,12 +253,7 @@ void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, const char
     j.value("nfills", nfills);
     j.value("nflushes", nflushes);
     j.close_object();
-    j.open_object("large");
-    j.value("allocated", a.allocated_large);
-    j.value("nmalloc", a.nmalloc_large);
-    j.value("ndalloc", a.ndalloc_large);
-    j.value("nrequests", a.nmalloc_large);
-    j.close_object();
+    print_fields(j, "large", a, kArenaLargeFields);
     j.value("mapped", a.mapped);
     j.value("retained", a.retained);
     j.value("resident", a.resident);
@@ -268,13 +270,13 @@ void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, const char
     if (!opts_has(opts, 'b')) {
         j.open_array("bins");
         for (unsigned b = 0; b < kNumBins; b++)
-            print_fields(j, a.bins[b], kBinFields);
+            print_fields(j, nullptr, a.bins[b], kBinFields);
         j.close_array();
     }
     if (!opts_has(opts, 'l')) {
         j.open_array("lextents");
         for (unsigned l = 0; l < a.nlarge; l++)
-            print_fields(j, a.large[l], kLargeFields);
+            print_fields(j, nullptr, a.large[l], kLargeFields);
         j.close_array();
     }
     j.close_object();
