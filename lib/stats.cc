@@ -263,7 +263,7 @@ void print_totals_text(Emitter &e, const HeapSnapshot &h) {
 // One arena's section, or (merged) every arena's figures summed.
 void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts, bool merged) {
     if (merged)
-        e.line.str("merged arenas");
+        e.line.str("merged");  // no longer than "arena 10"
     else
         e.line.str("arena ").dec(a.index);
     e.line.str(": threads ").dec(a.nthreads).str(", mapped ")

@@ -276,13 +276,13 @@ ATF_TEST_CASE_BODY(stats__option_letters) {
         {"Jx", "\"bins\":", "\"mutexes\":"},
         {"A", "{\"arenalloc\": {", "\"jemalloc\""},
         {"AJ", "{\"arenalloc\": {", "\"jemalloc\""},
-        {"", "merged arenas: threads", nullptr},
+        {"", "merged: threads", nullptr},
         {"", "; lock: ", nullptr},
-        {"m", "arena 0: ", "merged arenas"},
+        {"m", "arena 0: ", "merged: "},
         {"x", "purging: ", "; lock: "},
         {"t", "Version: ", "Allocated: "},
         {"g", "Allocated: ", "Version: "},
-        {"a", "merged arenas: ", "arena 0: "},
+        {"a", "merged: ", "arena 0: "},
     };
     for (const Case &c : cases) {
         std::string out = report(c.opts);

@@ -230,8 +230,8 @@ ATF_TEST_CASE_BODY(stats__text_report) {
     ATF_REQUIRE(!contains(report("t"), "Allocated: "));
     // More than one arena in use: the merged arenas, unless m.
     ATF_REQUIRE(h.narenas_used > 1);
-    ATF_REQUIRE(contains(all, "merged arenas: threads "));
-    ATF_REQUIRE(!contains(report("m"), "merged arenas"));
+    ATF_REQUIRE(contains(all, "merged: threads "));
+    ATF_REQUIRE(!contains(report("m"), "merged: "));
     ATF_REQUIRE(contains(report("m"), "Allocated: "));
     ATF_REQUIRE(!contains(report("x"), "; lock: "));
     ATF_REQUIRE(!contains(report("a"), "arena 1: "));
