@@ -95,9 +95,12 @@ int ARENALLOC_NAME(malloc_trim)(size_t pad) ARENALLOC_NOTHROW;
 /*
  * Writes a report of the allocator's statistics through write_cb (to
  * standard error when write_cb is NULL), in pieces, allocating nothing.
- * opts: "J" for JSON instead of text; g, m, a, b, l leave out the general
- * information, the merged totals, the per-arena sections, the bin tables
- * and the large-class tables.  See arenalloc(3), STATISTICS.
+ * opts, as jemalloc 5.3's: "J" for JSON in jemalloc's layout instead of
+ * text; g, m, a, b, l, x leave out the general information, the merged
+ * arenas, the per-arena sections, the bin tables, the large-class tables
+ * and the lock counts.  arenalloc's own: "A" for JSON in arenalloc's
+ * layout, t to leave out the text's heap totals.  See arenalloc(3),
+ * STATISTICS.
  */
 void ARENALLOC_NAME(malloc_stats_print)(void (*write_cb)(void *, const char *), void *cbopaque,
                                         const char *opts);

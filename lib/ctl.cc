@@ -99,50 +99,6 @@ HeapSnapshot g_heap;
 ArenaSlot *g_slots = nullptr;       // g_narenas entries
 ArenaSnapshot *g_merged = nullptr;  // every valid arena summed
 
-void merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from) {
-    to->nthreads += from.nthreads;
-    to->mapped += from.mapped;
-    to->retained += from.retained;
-    to->active += from.active;
-    to->dirty += from.dirty;
-    to->resident += from.resident;
-    to->allocated_small += from.allocated_small;
-    to->allocated_large += from.allocated_large;
-    to->nmalloc_small += from.nmalloc_small;
-    to->ndalloc_small += from.ndalloc_small;
-    to->nmalloc_large += from.nmalloc_large;
-    to->ndalloc_large += from.ndalloc_large;
-    to->npurge_passes += from.npurge_passes;
-    to->nmadvise += from.nmadvise;
-    to->npurged_pages += from.npurged_pages;
-    to->lock_acquired += from.lock_acquired;
-    to->lock_contended += from.lock_contended;
-    for (unsigned b = 0; b < kNumBins; b++) {
-        BinSnapshot &t = to->bins[b];
-        const BinSnapshot &f = from.bins[b];
-        t.region_size = f.region_size;
-        t.nregs = f.nregs;
-        t.run_size = f.run_size;
-        t.nmalloc += f.nmalloc;
-        t.ndalloc += f.ndalloc;
-        t.nrequests += f.nrequests;
-        t.curregs += f.curregs;
-        t.curruns += f.curruns;
-        t.nruns += f.nruns;
-        t.nfills += f.nfills;
-        t.nflushes += f.nflushes;
-    }
-    to->nlarge = from.nlarge;
-    for (unsigned l = 0; l < kNumLargeClasses; l++) {
-        LargeSnapshot &t = to->large[l];
-        const LargeSnapshot &f = from.large[l];
-        t.size = f.size;
-        t.nmalloc += f.nmalloc;
-        t.ndalloc += f.ndalloc;
-        t.curruns += f.curruns;
-    }
-}
-
 // Takes a new snapshot (g_ctl_mutex held).  False when metadata memory for
 // the snapshot itself cannot be had.
 bool refresh() {
@@ -168,7 +124,7 @@ bool refresh() {
         if (s.snap == nullptr || !stats_arena(i, s.snap))
             continue;
         s.valid = true;
-        merge_arena(g_merged, *s.snap);
+        stats_merge_arena(g_merged, *s.snap);
     }
     g_epoch++;
     g_have_snapshot = true;

@@ -10,6 +10,7 @@
 #include "hardened.h"
 #include "huge.h"
 #include "mutex.h"
+#include "option_overrides.h"
 #include "options.h"
 #include "platform.h"
 #include "stats.h"
@@ -115,6 +116,7 @@ bool init_slow() {
         return init_done(false);
     }
     options_init();
+    option_overrides_apply();  // the program's own calls (mallopt) win
     chunk_configure(static_cast<unsigned>(g_options.lg_chunk));
     tcache_configure();
     hardened_configure();

@@ -8,6 +8,8 @@
 #include "init.h"
 #include "options.h"
 #include "platform.h"
+#include "stats_emitter.h"
+#include "stats_jemalloc.h"
 #include "tcache.h"
 #include "thread_state.h"
 #include "util.h"
@@ -73,6 +75,50 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
     return true;
 }
 
+void stats_merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from) {
+    to->nthreads += from.nthreads;
+    to->mapped += from.mapped;
+    to->retained += from.retained;
+    to->active += from.active;
+    to->dirty += from.dirty;
+    to->resident += from.resident;
+    to->allocated_small += from.allocated_small;
+    to->allocated_large += from.allocated_large;
+    to->nmalloc_small += from.nmalloc_small;
+    to->ndalloc_small += from.ndalloc_small;
+    to->nmalloc_large += from.nmalloc_large;
+    to->ndalloc_large += from.ndalloc_large;
+    to->npurge_passes += from.npurge_passes;
+    to->nmadvise += from.nmadvise;
+    to->npurged_pages += from.npurged_pages;
+    to->lock_acquired += from.lock_acquired;
+    to->lock_contended += from.lock_contended;
+    for (unsigned b = 0; b < kNumBins; b++) {
+        BinSnapshot &t = to->bins[b];
+        const BinSnapshot &f = from.bins[b];
+        t.region_size = f.region_size;
+        t.nregs = f.nregs;
+        t.run_size = f.run_size;
+        t.nmalloc += f.nmalloc;
+        t.ndalloc += f.ndalloc;
+        t.nrequests += f.nrequests;
+        t.curregs += f.curregs;
+        t.curruns += f.curruns;
+        t.nruns += f.nruns;
+        t.nfills += f.nfills;
+        t.nflushes += f.nflushes;
+    }
+    to->nlarge = from.nlarge;
+    for (unsigned l = 0; l < kNumLargeClasses; l++) {
+        LargeSnapshot &t = to->large[l];
+        const LargeSnapshot &f = from.large[l];
+        t.size = f.size;
+        t.nmalloc += f.nmalloc;
+        t.ndalloc += f.ndalloc;
+        t.curruns += f.curruns;
+    }
+}
+
 namespace {
 
 // Snapshots are too big for a small thread stack and the report must not
@@ -80,6 +126,7 @@ namespace {
 // the print lock, then the heap lock, then arena locks.
 Mutex g_print_mutex;
 ArenaSnapshot g_print_scratch;
+ArenaSnapshot g_print_merged;
 Mutex g_heap_mutex;
 ArenaSnapshot g_heap_scratch;
 
@@ -98,6 +145,23 @@ void stats_postfork_parent() {
 void stats_postfork_child() {
     g_heap_mutex.reinit_in_child();
     g_print_mutex.reinit_in_child();
+}
+
+bool stats_arena_free(unsigned i, ArenaFreeSummary *out) {
+    MutexGuard guard(g_print_mutex);
+    ArenaSnapshot &a = g_print_scratch;
+    if (!stats_arena(i, &a))
+        return false;
+    *out = ArenaFreeSummary{};
+    out->mapped = a.mapped;
+    out->allocated = a.allocated_small + a.allocated_large;
+    for (unsigned b = 0; b < kNumBins; b++) {
+        uint64_t n = a.bins[b].curruns * a.bins[b].nregs - a.bins[b].curregs;
+        out->bin_free[b] = n;
+        out->free_regions += n;
+        out->free_region_bytes += n * a.bins[b].region_size;
+    }
+    return true;
 }
 
 bool stats_heap(HeapSnapshot *out) {
@@ -149,45 +213,6 @@ bool stats_heap(HeapSnapshot *out) {
 
 namespace {
 
-// Collects output into lines and hands each to the callback, NUL-terminated.
-class Emitter {
-  public:
-    Emitter(void (*cb)(void *, const char *), void *opaque)
-        : cb_(cb), opaque_(opaque), line(buf_, sizeof(buf_) - 1) {}
-    void flush() {
-        if (line.size() == 0)
-            return;
-        buf_[line.size()] = '\0';
-        if (cb_ != nullptr)
-            cb_(opaque_, buf_);
-        else
-            platform_write_stderr(buf_, line.size());
-        line.clear();
-    }
-    // Ends the current line and sends it.
-    void end() {
-        line.chr('\n');
-        flush();
-    }
-
-  private:
-    void (*cb_)(void *, const char *);
-    void *opaque_;
-    char buf_[256];
-
-  public:
-    LineBuffer line;
-};
-
-bool has(const char *opts, char c) {
-    if (opts == nullptr)
-        return false;
-    for (const char *s = opts; *s != '\0'; s++)
-        if (*s == c)
-            return true;
-    return false;
-}
-
 // Bin utilization in percent of the regions of its runs.
 uint64_t util_percent(const BinSnapshot &b) {
     uint64_t capacity = b.curruns * b.nregs;
@@ -235,14 +260,21 @@ void print_totals_text(Emitter &e, const HeapSnapshot &h) {
     e.end();
 }
 
-void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts) {
-    e.line.str("arena ").dec(a.index).str(": threads ").dec(a.nthreads).str(", mapped ")
+// One arena's section, or (merged) every arena's figures summed.
+void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts, bool merged) {
+    if (merged)
+        e.line.str("merged");  // no longer than "arena 10"
+    else
+        e.line.str("arena ").dec(a.index);
+    e.line.str(": threads ").dec(a.nthreads).str(", mapped ")
         .dec(a.mapped).str(", retained ").dec(a.retained).str(", active ").dec(a.active)
         .str(", dirty ").dec(a.dirty).str(", resident ").dec(a.resident);
     e.end();
     e.line.str("  purging: ").dec(a.npurge_passes).str(" passes, ").dec(a.nmadvise)
-        .str(" madvise calls, ").dec(a.npurged_pages).str(" pages; lock: ")
-        .dec(a.lock_acquired).str(" acquired, ").dec(a.lock_contended).str(" contended");
+        .str(" madvise calls, ").dec(a.npurged_pages).str(" pages");
+    if (!opts_has(opts, 'x'))
+        e.line.str("; lock: ").dec(a.lock_acquired).str(" acquired, ").dec(a.lock_contended)
+            .str(" contended");
     e.end();
     e.line.str("              allocated      nmalloc      ndalloc");
     e.end();
@@ -252,7 +284,7 @@ void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts) {
     e.line.str("  large: ").rdec(a.allocated_large, 14).rdec(a.nmalloc_large, 13)
         .rdec(a.ndalloc_large, 13);
     e.end();
-    if (!has(opts, 'b')) {
+    if (!opts_has(opts, 'b')) {
         e.line.str("  bin   size regs pgs    nmalloc    ndalloc  nrequests  curregs curruns"
                    "   nruns   fills flushes util");
         e.end();
@@ -268,7 +300,7 @@ void print_arena_text(Emitter &e, const ArenaSnapshot &a, const char *opts) {
             e.end();
         }
     }
-    if (!has(opts, 'l')) {
+    if (!opts_has(opts, 'l')) {
         e.line.str("  large class      nmalloc    ndalloc    current");
         e.end();
         for (unsigned l = 0; l < a.nlarge; l++) {
@@ -316,7 +348,7 @@ void print_arena_json(Emitter &e, const ArenaSnapshot &a, const char *opts) {
     e.line.str("}, \"bins\": [");
     e.flush();
     bool first = true;
-    for (unsigned b = 0; b < kNumBins && !has(opts, 'b'); b++) {
+    for (unsigned b = 0; b < kNumBins && !opts_has(opts, 'b'); b++) {
         const BinSnapshot &s = a.bins[b];
         e.line.str(first ? "{" : ", {");
         first = false;
@@ -337,7 +369,7 @@ void print_arena_json(Emitter &e, const ArenaSnapshot &a, const char *opts) {
     e.line.str("], \"lextents\": [");
     e.flush();
     first = true;
-    for (unsigned l = 0; l < a.nlarge && !has(opts, 'l'); l++) {
+    for (unsigned l = 0; l < a.nlarge && !opts_has(opts, 'l'); l++) {
         const LargeSnapshot &s = a.large[l];
         e.line.str(first ? "{" : ", {");
         first = false;
@@ -357,7 +389,7 @@ void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
     options_in_force(letters, sizeof(letters));
     e.line.str("{\"arenalloc\": {\"version\": \"" PACKAGE_VERSION "\", \"schema\": 1,");
     e.flush();
-    if (!has(opts, 'g')) {
+    if (!opts_has(opts, 'g')) {
         e.line.str("\"config\": {");
         jkey(e, "page", kPage);
         jkey(e, "quantum", kQuantum);
@@ -403,7 +435,7 @@ void print_json(Emitter &e, const HeapSnapshot &h, const char *opts) {
     jkey(e, "cached", h.huge_cached, true);
     e.line.str("}}, \"arenas\": [");
     e.flush();
-    if (!has(opts, 'a')) {
+    if (!opts_has(opts, 'a')) {
         ArenaSnapshot &scratch = g_print_scratch;  // the caller holds g_print_mutex
         bool first = true;
         for (unsigned i = 0; i < g_narenas; i++) {
@@ -429,20 +461,35 @@ void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const c
     HeapSnapshot h;
     if (!stats_heap(&h))
         return;
-    if (has(opts, 'J')) {
+    if (opts_has(opts, 'A')) {
         print_json(e, h, opts);
+        return;
+    }
+    // jemalloc's rule: the merged figures when they say more than the one
+    // arena's section would, or stand in for the sections left out.
+    bool merged = !opts_has(opts, 'm') && (h.narenas_used > 1 || opts_has(opts, 'a'));
+    if (merged) {
+        g_print_merged = ArenaSnapshot{};
+        for (unsigned i = 0; i < g_narenas; i++)
+            if (stats_arena(i, &g_print_scratch))
+                stats_merge_arena(&g_print_merged, g_print_scratch);
+    }
+    if (opts_has(opts, 'J')) {
+        stats_print_jemalloc_json(e, h, merged ? &g_print_merged : nullptr, &g_print_scratch, opts);
         return;
     }
     e.line.str("___ Begin arenalloc statistics ___");
     e.end();
-    if (!has(opts, 'g'))
+    if (!opts_has(opts, 'g'))
         print_general_text(e);
-    if (!has(opts, 'm'))
+    if (!opts_has(opts, 't'))
         print_totals_text(e, h);
-    if (!has(opts, 'a')) {
+    if (merged)
+        print_arena_text(e, g_print_merged, opts, true);
+    if (!opts_has(opts, 'a')) {
         for (unsigned i = 0; i < g_narenas; i++)
             if (stats_arena(i, &g_print_scratch))
-                print_arena_text(e, g_print_scratch, opts);
+                print_arena_text(e, g_print_scratch, opts, false);
     }
     e.line.str("--- End arenalloc statistics ---");
     e.end();

@@ -87,20 +87,40 @@ struct HeapSnapshot {
     uint64_t nthreads_seen;
 };
 
+// What is free inside one arena's chunks, by small class.
+struct ArenaFreeSummary {
+    uint64_t mapped;            // bytes of its chunks
+    uint64_t allocated;         // bytes of its small and large blocks
+    uint64_t free_regions;      // regions free in its small runs
+    uint64_t free_region_bytes;
+    uint64_t bin_free[kNumBins];  // free regions per class
+};
+
 // Merges the calling thread's cache counts into its arena.
 void stats_merge_own_cache();
 
 // Snapshot of arena i (false when it does not exist).
 bool stats_arena(unsigned i, ArenaSnapshot *out);
 
+// Adds arena snapshot from's counts to to's (class sizes copied): the
+// figures of several arenas merged, as jemalloc's stats.arenas.<all>.
+void stats_merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from);
+
+// Arena i's free summary (false when it does not exist).
+bool stats_arena_free(unsigned i, ArenaFreeSummary *out);
+
 // Whole-heap totals (walks every arena).
 bool stats_heap(HeapSnapshot *out);
 
-// The report behind malloc_stats_print(): text, or JSON when opts holds
-// 'J'; opts letters g, m, a, b, l leave out the general section, the
-// merged totals, the per-arena sections, the bin tables and the large
-// tables.  Written in pieces through write_cb (stderr when null); nothing
-// is allocated.
+// The report behind malloc_stats_print().  The letters of opts that
+// jemalloc 5.3 has mean what they mean there: J, JSON in jemalloc's
+// layout (stats_jemalloc.h); g, m, a, b, l, x leave out the general
+// section, the merged arenas, the per-arena sections, the bin tables, the
+// large tables and the lock counts (d, e, h: nothing of the kind here).
+// arenalloc's own: A, JSON in arenalloc's layout (top key "arenalloc",
+// what the heap walkers print); t, the text's heap totals left out.
+// Written in pieces through write_cb (stderr when null); nothing is
+// allocated.
 void stats_print(void (*write_cb)(void *, const char *), void *cbopaque, const char *opts);
 
 void stats_prefork();

@@ -8,7 +8,8 @@
  *   - small blocks freed by this thread, held in its thread cache;
  *   - a live large block and a freed one; a live huge block and a freed
  *     one (its mapping kept in the huge cache);
- * then prints its own statistics (malloc_stats_print, JSON) and one line
+ * then prints its own statistics (malloc_stats_print, its own JSON layout:
+ * opts "A") and one line
  * per known pointer:
  *   ptr STATE ADDRESS START SIZE
  * (STATE as arenalloc-stat words it, START the block's start, SIZE its
@@ -135,7 +136,7 @@ int main(void) {
     free(huge_freed);
 
     /* The statistics, as the program itself sees them. */
-    stats_print(collect, NULL, "J");
+    stats_print(collect, NULL, "A"); /* arenalloc's own JSON layout */
 
     for (int i = 0; i < 64; i += 9)
         note("allocated", live[i], live[i], g_usable(live[i]));

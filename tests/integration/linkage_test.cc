@@ -152,7 +152,8 @@ ATF_TEST_CASE_BODY(linkage__no_cxx_runtime_symbols)
 
 namespace {
 
-// The public API: every name of lib/Symbol.map.
+// The public API: every name of lib/Symbol.map (and, on glibc, of
+// lib/Symbol.glibc.map).
 const std::set<std::string> &
 public_names(void)
 {
@@ -166,6 +167,11 @@ public_names(void)
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
         "_malloc_thread_cleanup", "free_sized", "free_aligned_sized",
         "arenalloc_debug_descriptor",
+#if defined(__GLIBC__)
+        // glibc's extensions, exported where the C library is glibc
+        // (lib/Symbol.glibc.map).
+        "mallinfo", "mallinfo2", "mallopt", "malloc_info",
+#endif
     };
     return names;
 }

@@ -123,6 +123,10 @@ ATF_TEST_CASE_BODY(prefixed__archive_symbols)
         "mallctlnametomib", "arenalloc_purge", "arenalloc_get_summary",
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
         "_malloc_thread_cleanup",
+#if defined(__GLIBC__)
+        // glibc's extensions (lib/Symbol.glibc.map).
+        "mallinfo", "mallinfo2", "mallopt", "malloc_info",
+#endif
     };
     for (const char *n : names) {
         TU_REQUIRE_MSG(defined.count(std::string("arena_") + n) == 1,

@@ -1,8 +1,11 @@
 // malloc_stats_print: the text report (fits 100 columns, per-class live
-// counts), the JSON report (parsed by python3's json module), the P report
-// at exit, exact totals, and printing while other threads allocate.
+// counts), both JSON reports (parsed by python3's json module): arenalloc's
+// own layout ("A") and jemalloc 5.3's ("J", its figures equal to mallctl's
+// after an epoch refresh), the option letters, the P report at exit, exact
+// totals, and printing while other threads allocate.
 #include <atf-c++.hpp>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +114,7 @@ ATF_TEST_CASE_BODY(stats__json_parses) {
     if (python.empty())
         ATF_SKIP("python3 not found");
     void *p = malloc(1000), *q = malloc(100000), *r = malloc(5 << 20);
-    std::string json = report("J");
+    std::string json = report("A");
     char path[] = "/tmp/arenalloc-stats-XXXXXX";
     int fd = mkstemp(path);
     ATF_REQUIRE(fd >= 0);
@@ -131,6 +134,168 @@ ATF_TEST_CASE_BODY(stats__json_parses) {
     free(p);
     free(q);
     free(r);
+}
+
+namespace {
+
+// The "J" report goes into static memory: appending to a string would
+// allocate while the report is being read, and its figures must stay those
+// of the epoch refresh just before.
+char g_json[1 << 20];
+size_t g_json_len = 0;
+
+void append_static(void *, const char *s) {
+    size_t n = strlen(s);
+    if (g_json_len + n < sizeof(g_json)) {
+        memcpy(g_json + g_json_len, s, n);
+        g_json_len += n;
+    }
+}
+
+void *allocate_some(void *out) {
+    void **blocks = static_cast<void **>(out);
+    for (int i = 0; i < 64; i++)
+        blocks[i] = malloc(static_cast<size_t>(i) * 700 + 1);
+    return nullptr;
+}
+
+// A mallctl figure of any width (size_t, uint64_t, unsigned or bool).
+int read_figure(const std::string &name, uint64_t *v) {
+    for (size_t width : {8, 4, 1}) {
+        unsigned char buf[8] = {0};
+        size_t len = width;
+        int e = mallctl(name.c_str(), buf, &len, nullptr, 0);
+        if (e == EINVAL)
+            continue;
+        if (e != 0)
+            return e;
+        *v = width == 8 ? *reinterpret_cast<uint64_t *>(buf)
+                        : width == 4 ? *reinterpret_cast<uint32_t *>(buf) : buf[0];
+        return 0;
+    }
+    return EINVAL;
+}
+
+std::string write_temp(const char *data, size_t len) {
+    char path[] = "/tmp/arenalloc-stats-XXXXXX";
+    int fd = mkstemp(path);
+    ATF_REQUIRE(fd >= 0);
+    ATF_REQUIRE_EQ(write(fd, data, len), static_cast<ssize_t>(len));
+    close(fd);
+    return path;
+}
+
+std::string check_script() {
+    return std::string(ARENALLOC_TOP_SRCDIR) + "/tests/integration/stats_jemalloc_check.py";
+}
+
+}  // namespace
+
+ATF_TEST_CASE_WITHOUT_HEAD(stats__jemalloc_json_equals_mallctl);
+ATF_TEST_CASE_BODY(stats__jemalloc_json_equals_mallctl) {
+    std::string python = testutil::find_program("python3", {"/usr/bin/python3"});
+    if (python.empty())
+        ATF_SKIP("python3 not found");
+    // Blocks of every kind, from two threads (two arenas, so a merged
+    // section too).
+    void *mine[64], *theirs[64];
+    allocate_some(mine);
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, allocate_some, theirs), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    void *big = malloc(300000), *huge = malloc(6 << 20);
+    // The first refresh takes metadata memory for the snapshot itself; the
+    // second sees the heap as the report will.
+    uint64_t epoch = 1;
+    size_t len = sizeof(epoch);
+    ATF_REQUIRE_EQ(mallctl("epoch", &epoch, &len, &epoch, sizeof(epoch)), 0);
+    ATF_REQUIRE_EQ(mallctl("epoch", &epoch, &len, &epoch, sizeof(epoch)), 0);
+    g_json_len = 0;
+    malloc_stats_print(append_static, nullptr, "J");
+    std::string path = write_temp(g_json, g_json_len);
+
+    testutil::child_result paths = testutil::run_program({python, check_script(), "paths", path}, {});
+    TU_REQUIRE_MSG(paths.exited_ok(), paths.describe());
+    testutil::child_result res = testutil::run_program({python, check_script(), "names", path}, {});
+    unlink(path.c_str());
+    TU_REQUIRE_MSG(res.exited_ok(), res.describe());
+
+    // Every figure against mallctl's (unchanged since the refresh: the
+    // snapshot is only retaken on the next epoch write).
+    unsigned compared = 0;
+    std::string problems;
+    for (const std::string &line : testutil::lines_of(res.out)) {
+        char name[256], older[256];
+        unsigned long long want;
+        ATF_REQUIRE_EQ(sscanf(line.c_str(), "%255s %255s %llu", name, older, &want), 3);
+        uint64_t got = 0;
+        int e = read_figure(name, &got);
+        if (e == ENOENT && strcmp(older, "-") != 0)
+            e = read_figure(older, &got);
+        // config.* names are compared where mallctl has them.
+        if (e == ENOENT && testutil::starts_with(name, "config."))
+            continue;
+        if (e != 0)
+            problems += std::string(name) + ": mallctl error " + std::to_string(e) + "\n";
+        else if (got != want)
+            problems += std::string(name) + ": report " + std::to_string(want) + ", mallctl " +
+                        std::to_string(got) + "\n";
+        compared++;
+    }
+    TU_REQUIRE_MSG(problems.empty(), problems);
+    TU_REQUIRE_MSG(compared > 500, "only " << compared << " figures compared");
+    for (int i = 0; i < 64; i++) {
+        free(mine[i]);
+        free(theirs[i]);
+    }
+    free(big);
+    free(huge);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(stats__option_letters);
+ATF_TEST_CASE_BODY(stats__option_letters) {
+    // Two arenas in use, so the merged section has something to add.
+    void *theirs[64];
+    pthread_t t;
+    ATF_REQUIRE_EQ(pthread_create(&t, nullptr, allocate_some, theirs), 0);
+    ATF_REQUIRE_EQ(pthread_join(t, nullptr), 0);
+    void *mine = malloc(100);
+    struct Case {
+        const char *opts;
+        const char *present;  // nullptr: nothing required
+        const char *absent;
+    } cases[] = {
+        {"J", "\"merged\":{", nullptr},
+        {"J", "\"0\":{", "\"arenalloc\""},
+        {"Jm", "\"0\":{", "\"merged\""},
+        {"Ja", "\"merged\":{", "\"0\":{"},
+        {"Jma", "\"stats\":{", "\"stats.arenas\""},
+        {"Jg", "\"stats\":{", "\"opt\":"},
+        {"Jb", "\"lextents\":", "\"bins\":"},
+        {"Jl", "\"bins\":", "\"lextents\":"},
+        {"Jx", "\"bins\":", "\"mutexes\":"},
+        {"A", "{\"arenalloc\": {", "\"jemalloc\""},
+        {"AJ", "{\"arenalloc\": {", "\"jemalloc\""},
+        {"", "merged: threads", nullptr},
+        {"", "; lock: ", nullptr},
+        {"m", "arena 0: ", "merged: "},
+        {"x", "purging: ", "; lock: "},
+        {"t", "Version: ", "Allocated: "},
+        {"g", "Allocated: ", "Version: "},
+        {"a", "merged: ", "arena 0: "},
+    };
+    for (const Case &c : cases) {
+        std::string out = report(c.opts);
+        if (c.present != nullptr)
+            TU_REQUIRE_MSG(out.find(c.present) != std::string::npos,
+                           "opts '" << c.opts << "': no " << c.present << " in " << out.substr(0, 300));
+        if (c.absent != nullptr)
+            TU_REQUIRE_MSG(out.find(c.absent) == std::string::npos,
+                           "opts '" << c.opts << "': " << c.absent << " in " << out.substr(0, 300));
+    }
+    free(mine);
+    for (void *p : theirs)
+        free(p);
 }
 
 namespace {
@@ -164,7 +329,7 @@ ATF_TEST_CASE_BODY(stats__print_while_others_allocate) {
     double end = testutil::now_seconds() + 1.5;
     unsigned n = 0;
     while (testutil::now_seconds() < end) {
-        std::string text = report(n % 2 == 0 ? "" : "J");
+        std::string text = report(n % 3 == 0 ? "" : n % 3 == 1 ? "J" : "A");
         ATF_REQUIRE(!text.empty());
         n++;
     }
@@ -179,5 +344,7 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, stats__text_counts_live_regions_per_class);
     ATF_ADD_TEST_CASE(tcs, stats__allocated_is_exact);
     ATF_ADD_TEST_CASE(tcs, stats__json_parses);
+    ATF_ADD_TEST_CASE(tcs, stats__jemalloc_json_equals_mallctl);
+    ATF_ADD_TEST_CASE(tcs, stats__option_letters);
     ATF_ADD_TEST_CASE(tcs, stats__print_while_others_allocate);
 }

@@ -240,7 +240,7 @@ int main() {
     ARENALLOC_NAME(free)(huge_freed);
 
     std::string stats;
-    ARENALLOC_NAME(malloc_stats_print)(collect, &stats, "J");
+    ARENALLOC_NAME(malloc_stats_print)(collect, &stats, "A");  // arenalloc's own layout
     auto usable = [](void *p) { return ARENALLOC_NAME(malloc_usable_size)(p); };
     for (int i = 0; i < 24; i += 5)
         note("allocated", live[i], live[i], usable(live[i]));

@@ -227,7 +227,13 @@ ATF_TEST_CASE_BODY(stats__text_report) {
     ATF_REQUIRE(contains(all, "  large class"));
     // Letters leave sections out.
     ATF_REQUIRE(!contains(report("g"), "Version:"));
-    ATF_REQUIRE(!contains(report("m"), "Allocated: "));
+    ATF_REQUIRE(!contains(report("t"), "Allocated: "));
+    // More than one arena in use: the merged arenas, unless m.
+    ATF_REQUIRE(h.narenas_used > 1);
+    ATF_REQUIRE(contains(all, "merged: threads "));
+    ATF_REQUIRE(!contains(report("m"), "merged: "));
+    ATF_REQUIRE(contains(report("m"), "Allocated: "));
+    ATF_REQUIRE(!contains(report("x"), "; lock: "));
     ATF_REQUIRE(!contains(report("a"), "arena 1: "));
     std::string no_bins = report("b");
     ATF_REQUIRE(contains(no_bins, "arena 1: "));
@@ -242,18 +248,28 @@ ATF_TEST_CASE_BODY(stats__json_report) {
     ATF_REQUIRE(arena_malloc_large(a, size_to_class(32 << 10), kPage, false) != nullptr);
     HeapSnapshot h;
     ATF_REQUIRE(stats_heap(&h));
-    for (const char *opts : {"J", "Jg", "Ja", "Jb", "Jl", "Jgmabl"}) {
+    // arenalloc's own layout (A), and jemalloc's (J).
+    for (const char *opts : {"A", "Ag", "Aa", "Ab", "Al", "Agmabl", "AJ"}) {
         std::string json = report(opts);
         ATF_REQUIRE_MSG(JsonChecker(json).whole(), opts << ": not JSON:\n" << json);
         ATF_REQUIRE_MSG(json.rfind("{\"arenalloc\": {", 0) == 0, opts);
     }
-    std::string json = report("J");
+    for (const char *opts : {"J", "Jg", "Ja", "Jm", "Jb", "Jl", "Jx", "Jgmablx"}) {
+        std::string json = report(opts);
+        ATF_REQUIRE_MSG(JsonChecker(json).whole(), opts << ": not JSON:\n" << json);
+        ATF_REQUIRE_MSG(json.rfind("{\"jemalloc\":{", 0) == 0, opts);
+    }
+    std::string je = report("J");
+    ATF_REQUIRE(contains(je, "\"stats\":{\"allocated\":" + std::to_string(h.allocated) + ","));
+    ATF_REQUIRE(contains(je, "\"stats.arenas\":{\"merged\":{"));
+    ATF_REQUIRE(contains(je, "\"1\":{\"nthreads\":"));
+    std::string json = report("A");
     ATF_REQUIRE(contains(json, "\"stats\": {\"allocated\": " + std::to_string(h.allocated) + ","));
     ATF_REQUIRE(contains(json, "\"page\": " + std::to_string(kPage) + ","));
     ATF_REQUIRE(contains(json, "\"index\": 1,"));
     ATF_REQUIRE(contains(json, "\"bins\": ["));
-    ATF_REQUIRE(!contains(report("Jg"), "\"config\""));
-    ATF_REQUIRE(!contains(report("Ja"), "\"index\""));
+    ATF_REQUIRE(!contains(report("Ag"), "\"config\""));
+    ATF_REQUIRE(!contains(report("Aa"), "\"index\""));
     // The checker itself rejects what is not JSON.
     ATF_REQUIRE(!JsonChecker("{\"a\": 1,}").whole());
     ATF_REQUIRE(!JsonChecker("{\"a\": 01}").whole());

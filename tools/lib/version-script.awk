@@ -8,7 +8,8 @@
 # it is skipped and LD_PRELOAD silently has no effect.  (FreeBSD's rtld
 # matches versions the same way.)  Inside a libc, Symbol.map is used as is.
 #
-# Input: nodes `NAME { global: sym; ... local: *; } [PARENT];', with
+# Input: one or more maps (Symbol.map, and on glibc Symbol.glibc.map), of
+# nodes `NAME { global: sym; ... local: *; } [PARENT];', with
 # /* ... */ and # comments.  Output: every symbol of every global: section,
 # each preceded by the value of the awk variable prefix (-v prefix=arena_
 # for a library built with that symbol prefix; empty by default).
@@ -56,7 +57,13 @@ END {
 		print "version-script.awk: no global symbols found" > "/dev/stderr"
 		exit 1
 	}
-	print "/* Generated from lib/Symbol.map by tools/lib/version-script.awk. */"
+	maps = ""
+	for (i = 1; i < ARGC; i++) {
+		f = ARGV[i]
+		sub(/.*\//, "lib/", f)
+		maps = maps (maps == "" ? "" : " and ") f
+	}
+	print "/* Generated from " maps " by tools/lib/version-script.awk. */"
 	print "{"
 	print "global:"
 	for (i = 1; i <= nsyms; i++)

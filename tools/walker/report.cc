@@ -1,5 +1,5 @@
 // report.cc — the walker's reports: the statistics (text in the layout of
-// the P report, or JSON in the layout of malloc_stats_print's), what an
+// the P report, or JSON in the layout of malloc_stats_print's "A"), what an
 // address is, and the verify findings.
 #include <cstdarg>
 #include <cstdio>
