@@ -38,7 +38,11 @@ int ctl_byname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t
 
 // Translates name to a MIB.  *miblenp is the room in mibp on entry and the
 // number of components written on return; a name with more components than
-// that room gives a partial MIB (0 is returned) to complete by hand.
+// that room gives a partial MIB (0 is returned) to complete by hand.  An
+// inner name ("stats.arenas") gives its prefix, as jemalloc's does: the
+// caller appends the rest (an arena index, then names' positions) and
+// calls ctl_bymib, which answers ENOENT for a MIB that stops at an inner
+// node.
 int ctl_nametomib(const char *name, size_t *mibp, size_t *miblenp);
 
 int ctl_bymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,
