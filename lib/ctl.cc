@@ -651,6 +651,8 @@ CTL_ARENA(sa_small_allocated_ctl, size_t, a->allocated_small)
 CTL_ARENA(sa_small_nmalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::nmalloc))
 CTL_ARENA(sa_small_ndalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::ndalloc))
 CTL_ARENA(sa_small_nrequests_ctl, uint64_t, bins_sum(a, &BinSnapshot::nrequests))
+CTL_ARENA(sa_small_nfills_ctl, uint64_t, bins_sum(a, &BinSnapshot::nfills))
+CTL_ARENA(sa_small_nflushes_ctl, uint64_t, bins_sum(a, &BinSnapshot::nflushes))
 CTL_ARENA(sa_large_allocated_ctl, size_t, a->allocated_large)
 CTL_ARENA(sa_large_nmalloc_ctl, uint64_t, a->nmalloc_large)
 CTL_ARENA(sa_large_ndalloc_ctl, uint64_t, a->ndalloc_large)
@@ -778,6 +780,8 @@ constexpr Node kStatsArenaSmall[] = {
     LEAF("nmalloc", sa_small_nmalloc_ctl),
     LEAF("ndalloc", sa_small_ndalloc_ctl),
     LEAF("nrequests", sa_small_nrequests_ctl),
+    LEAF("nfills", sa_small_nfills_ctl),
+    LEAF("nflushes", sa_small_nflushes_ctl),
 };
 constexpr Node kStatsArenaLarge[] = {
     LEAF("allocated", sa_large_allocated_ctl),

@@ -267,6 +267,8 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "small.nmalloc", S_U64 },
         { "small.ndalloc", S_U64 },
         { "small.nrequests", S_U64 },
+        { "small.nfills", S_U64 },
+        { "small.nflushes", S_U64 },
         { "large.allocated", S_SIZE },
         { "large.nmalloc", S_U64 },
         { "large.ndalloc", S_U64 },
