@@ -316,18 +316,23 @@ int max_background_threads_ctl(const Request &r) {
     return read_value(r, kMaxBackgroundThreads);
 }
 
-// background_thread: the optional purging thread (bool, read-write).
-int background_thread_ctl(const Request &r) {
-    bool old = background_thread_enabled();
+// A read-write switch (bool): the state before is read out, then a new
+// one applied by set, which answers false when it cannot be (EAGAIN).
+int rw_switch(const Request &r, bool old, bool (*set)(bool)) {
     bool on;
     bool given;
     if (int e = write_value(r, &on, &given))
         return e;
     if (int e = read_value(r, old))
         return e;
-    if (given && !background_thread_set(on))
+    if (given && !set(on))
         return EAGAIN;
     return 0;
+}
+
+// background_thread: the optional purging thread.
+int background_thread_ctl(const Request &r) {
+    return rw_switch(r, background_thread_enabled(), background_thread_set);
 }
 
 // thread.*
@@ -362,17 +367,13 @@ int thread_tcache_flush_ctl(const Request &r) {
     return 0;
 }
 
+bool set_thread_tcache(bool on) {
+    thread_tcache_set_enabled(on);
+    return true;
+}
+
 int thread_tcache_enabled_ctl(const Request &r) {
-    bool old = thread_tcache_enabled();
-    bool on;
-    bool given;
-    if (int e = write_value(r, &on, &given))
-        return e;
-    if (int e = read_value(r, old))
-        return e;
-    if (given)
-        thread_tcache_set_enabled(on);
-    return 0;
+    return rw_switch(r, thread_tcache_enabled(), set_thread_tcache);
 }
 
 // thread.idle: the thread will not allocate for a while: its cache goes
@@ -403,7 +404,8 @@ bool opt_tcache_value() { return g_tcache_slots[0] != 0; }
 
 // arena.<i>.*
 
-int arena_purge_ctl(const Request &r) {
+// A trigger applying act to arena <i> = mib[1], or to every arena.
+int arena_trigger(const Request &r, void (*act)(Arena *)) {
     if (touches_values(r))
         return EPERM;
     size_t i = r.mib[1];
@@ -411,25 +413,18 @@ int arena_purge_ctl(const Request &r) {
         if (!is_all_arenas(i) && k != i)
             continue;
         if (Arena *a = arena_peek(k))
-            arena_purge_all(a, false);
+            act(a);
     }
     return 0;
 }
 
+void purge_dirty_pages(Arena *a) { arena_purge_all(a, false); }
+
+int arena_purge_ctl(const Request &r) { return arena_trigger(r, purge_dirty_pages); }
+
 // arena.<i>.decay: the decay rule applied now, rather than at the next
 // sweep or use.
-int arena_decay_ctl(const Request &r) {
-    if (touches_values(r))
-        return EPERM;
-    size_t i = r.mib[1];
-    for (unsigned k = 0; k < g_narenas; k++) {
-        if (!is_all_arenas(i) && k != i)
-            continue;
-        if (Arena *a = arena_peek(k))
-            arena_decay(a);
-    }
-    return 0;
-}
+int arena_decay_ctl(const Request &r) { return arena_trigger(r, arena_decay); }
 
 // arena.<i>.reset: every block of an arena of arenas.create discarded.
 // EFAULT for an automatic arena (jemalloc's answer), whose blocks any
@@ -455,6 +450,16 @@ int arena_reset_ctl(const Request &r) {
 // jemalloc's own out-of-range values do.
 bool decay_ms_ok(ssize_t ms) { return ms >= kDecayMsMin && ms <= kDecayMsMax; }
 
+// A decay time's request (ssize_t, read-write): old read out; a new one,
+// checked, in *ms, *given set, for the caller to apply.
+int decay_ms_request(const Request &r, ssize_t old, ssize_t *ms, bool *given) {
+    if (int e = write_value(r, ms, given))
+        return e;
+    if (*given && !decay_ms_ok(*ms))
+        return EFAULT;
+    return read_value(r, old);
+}
+
 // arena.<i>.dirty_decay_ms: one arena's decay time (ssize_t, read-write);
 // EFAULT for the "all arenas" index or an arena not created yet.
 int arena_dirty_decay_ms_ctl(const Request &r) {
@@ -464,12 +469,7 @@ int arena_dirty_decay_ms_ctl(const Request &r) {
         return EFAULT;
     ssize_t ms;
     bool given;
-    if (int e = write_value(r, &ms, &given))
-        return e;
-    if (given && !decay_ms_ok(ms))
-        return EFAULT;
-    ssize_t old = arena_decay_ms(a);
-    if (int e = read_value(r, old))
+    if (int e = decay_ms_request(r, arena_decay_ms(a), &ms, &given))
         return e;
     if (given)
         arena_set_decay_ms(a, static_cast<int32_t>(ms));
@@ -532,12 +532,7 @@ int arenas_create_ctl(const Request &r) {
 int arenas_dirty_decay_ms_ctl(const Request &r) {
     ssize_t ms;
     bool given;
-    if (int e = write_value(r, &ms, &given))
-        return e;
-    if (given && !decay_ms_ok(ms))
-        return EFAULT;
-    ssize_t old = arenas_decay_ms_default();
-    if (int e = read_value(r, old))
+    if (int e = decay_ms_request(r, arenas_decay_ms_default(), &ms, &given))
         return e;
     if (given)
         g_arena_decay_ms_default.store(static_cast<int32_t>(ms), std::memory_order_relaxed);

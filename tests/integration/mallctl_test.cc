@@ -162,18 +162,7 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "thread.allocated", S_U64, false },
         { "thread.deallocated", S_U64, false },
         { "max_background_threads", S_SIZE, false, true },
-        { "config.cache_oblivious", S_BOOL, false },
-        { "config.debug", S_BOOL, false },
-        { "config.fill", S_BOOL, false },
-        { "config.lazy_lock", S_BOOL, false },
         { "config.malloc_conf", S_STR, false },
-        { "config.opt_safety_checks", S_BOOL, false },
-        { "config.prof", S_BOOL, false },
-        { "config.prof_libgcc", S_BOOL, false },
-        { "config.prof_libunwind", S_BOOL, false },
-        { "config.stats", S_BOOL, false },
-        { "config.utrace", S_BOOL, false },
-        { "config.xmalloc", S_BOOL, false },
         { "opt.abort", S_BOOL, false },
         { "opt.sbrk", S_BOOL, false },
         { "opt.lg_dirty_ratio", S_SSIZE, false },
@@ -227,6 +216,11 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "stats.background_thread.num_runs", S_U64, false },
         { "stats.background_thread.run_interval", S_U64, false },
     };
+    const char *const config_flags[] = { "cache_oblivious", "debug", "fill", "lazy_lock",
+                                         "opt_safety_checks", "prof", "prof_libgcc",
+                                         "prof_libunwind", "stats", "utrace", "xmalloc" };
+    for (const char *c : config_flags)
+        v.push_back({ std::string("config.") + c, S_BOOL, false });
     // jemalloc 5.3's global mutexes and their counters.
     const char *const mutexes[] = { "ctl", "background_thread", "max_per_bg_thd", "prof",
                                     "prof_thds_data", "prof_dump", "prof_recent_alloc",

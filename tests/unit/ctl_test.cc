@@ -40,6 +40,13 @@ int read_error(const std::string &name) {
     return ctl_byname(name.c_str(), &v, &len, nullptr, 0);
 }
 
+// The MIB of name (which must translate) in mib; its length.
+size_t mib_of(const char *name, size_t *mib) {
+    size_t len = kCtlMaxDepth;
+    ATF_REQUIRE_EQ(ctl_nametomib(name, mib, &len), 0);
+    return len;
+}
+
 void refresh() {
     uint64_t one = 1;
     ATF_REQUIRE_EQ(ctl_byname("epoch", nullptr, nullptr, &one, sizeof(one)), 0);
@@ -234,12 +241,10 @@ ATF_TEST_CASE_WITHOUT_HEAD(ctl__inner_names);
 ATF_TEST_CASE_BODY(ctl__inner_names) {
     // An inner name gives its prefix MIB; no value by name or by that MIB.
     size_t mib[kCtlMaxDepth];
-    size_t len = kCtlMaxDepth;
-    ATF_REQUIRE_EQ(ctl_nametomib("stats.arenas", mib, &len), 0);
-    ATF_REQUIRE_EQ(len, 2u);
+    ATF_REQUIRE_EQ(mib_of("stats.arenas", mib), 2u);
     ATF_REQUIRE_EQ(mib[0], 7u);
     size_t v = 0, vlen = sizeof(v);
-    ATF_REQUIRE_EQ(ctl_bymib(mib, len, &v, &vlen, nullptr, 0), ENOENT);
+    ATF_REQUIRE_EQ(ctl_bymib(mib, 2, &v, &vlen, nullptr, 0), ENOENT);
     ATF_REQUIRE_EQ(read_error("stats.arenas"), ENOENT);
     // Completed: stats.arenas.0.mapped (mapped is the second arena leaf).
     refresh();
@@ -247,15 +252,11 @@ ATF_TEST_CASE_BODY(ctl__inner_names) {
     mib[3] = 1;
     ATF_REQUIRE_EQ(ctl_bymib(mib, 4, &v, &vlen, nullptr, 0), 0);
     ATF_REQUIRE_EQ(v, read_name<size_t>("stats.arenas.0.mapped"));
-    len = kCtlMaxDepth;
-    ATF_REQUIRE_EQ(ctl_nametomib("config", mib, &len), 0);
-    ATF_REQUIRE_EQ(len, 1u);
-    len = kCtlMaxDepth;
-    ATF_REQUIRE_EQ(ctl_nametomib("stats.arenas.0.bins.2", mib, &len), 0);
-    ATF_REQUIRE_EQ(len, 5u);
+    ATF_REQUIRE_EQ(mib_of("config", mib), 1u);
+    ATF_REQUIRE_EQ(mib_of("stats.arenas.0.bins.2", mib), 5u);
     ATF_REQUIRE_EQ(mib[4], 2u);
     // An inner name that does not exist is still unknown.
-    len = kCtlMaxDepth;
+    size_t len = kCtlMaxDepth;
     ATF_REQUIRE_EQ(ctl_nametomib("stats.nosuch", mib, &len), ENOENT);
 }
 
