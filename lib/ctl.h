@@ -13,8 +13,10 @@
 // or an arena without statistics; EINVAL when *oldlenp or newlen is not the
 // value's size (on a short or long read, min(size, *oldlenp) bytes are
 // copied and *oldlenp says how many); EPERM for writing a read-only name,
-// or reading or writing a trigger such as "thread.tcache.flush"; EAGAIN
-// when the allocator cannot initialize or the snapshot cannot get memory.
+// or reading or writing a trigger such as "thread.tcache.flush"; EFAULT
+// for an action that cannot be done (resetting an automatic arena, a
+// decay time out of bounds), as jemalloc answers; EAGAIN when the
+// allocator cannot initialize or the snapshot cannot get memory.
 //
 // Safe from any thread at any time: nothing allocates from the heap (the
 // snapshot lives in static storage and in metadata memory), and one mutex

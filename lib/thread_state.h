@@ -34,7 +34,8 @@ enum ThreadPhase : uint8_t {
 // for "no cache", so the inline paths need no null test.  arena is
 // nullptr only in phase kThreadNew.
 struct ThreadState {
-    TCache *tcache;  // &g_tcache_none until the first small request, and after exit
+    TCache *tcache;  // &g_tcache_none until the first small request, while
+                     //   tcache_off, and after exit
     Arena *arena;
     uint8_t phase;
     bool tcache_off;  // thread.tcache.enabled was set to false: no cache is made
