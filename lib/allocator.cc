@@ -14,6 +14,7 @@
 #include "init.h"
 #include "report.h"
 #include "size_classes.h"
+#include "stats.h"
 #include "tcache.h"
 #include "thread_state.h"
 #include "trace.h"
@@ -353,6 +354,7 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
     if (ptr == nullptr)
         return finish("realloc", nullptr, size, allocate(size, false));
     if (size == 0) {
+        g_zero_reallocs.fetch_add(1, std::memory_order_relaxed);
         if (g_options.malloc0_null || kReallocZeroFrees) {
             // With V, or where the C library's contract says so (glibc,
             // illumos), realloc(p, 0) frees p and returns NULL: checked first

@@ -12,10 +12,13 @@
 #include "debug_assert.h"
 #include "decay.h"
 #include "options.h"
+#include "platform.h"
 #include "report.h"
 #include "tcache.h"
 
 namespace arenalloc {
+
+std::atomic<int32_t> g_arena_decay_ms_default{0};
 
 Arena *arena_create(unsigned index) {
     void *mem = base_alloc(sizeof(Arena));
@@ -26,6 +29,8 @@ Arena *arena_create(unsigned index) {
     Arena *a = static_cast<Arena *>(mem);
     a->mutex.init();
     a->index = index;
+    a->decay_ms = g_arena_decay_ms_default.load(std::memory_order_relaxed);
+    a->created_ms = platform_now_ms();
     return a;
 }
 

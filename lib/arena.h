@@ -22,6 +22,7 @@
 
 #include "chunk.h"
 #include "mutex.h"
+#include "options.h"
 #include "run.h"
 #include "size_classes.h"
 
@@ -40,6 +41,7 @@ struct Bin {
     uint64_t nflushes;   // thread-cache flushes
     uint64_t nruns;      // runs created over time
     uint64_t curruns;    // runs alive now
+    uint64_t nreslabs;   // times `current' was given another run
 };
 
 constexpr unsigned kNumLargeClasses = kNumClasses - kNumBins;
@@ -155,6 +157,9 @@ struct Arena {
     uint64_t ratio_purged;           // pages that purge gave back
     uint32_t ratio_purged_at;        // platform_now_ms() (low 32 bits) of that purge
     uint32_t lg_allowance_boost;     // allowance doublings for the rest of the period
+    int32_t decay_ms;                // this arena's decay time (arena_set_decay_ms),
+                                     //   0: the decay_ms option's
+    uint64_t created_ms;             // platform_now_ms() when it was created
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
     Quarantine quarantine;           // used only with the S option
@@ -173,8 +178,34 @@ struct CountDelta {
     uint64_t nfree;
 };
 
-// A new arena from metadata memory, or nullptr.
+// A new arena from metadata memory, or nullptr.  Its decay time is
+// g_arena_decay_ms_default.
 Arena *arena_create(unsigned index);
+
+// The decay time new arenas get (mallctl arenas.dirty_decay_ms); 0: they
+// follow the decay_ms option.
+extern AA_HIDDEN std::atomic<int32_t> g_arena_decay_ms_default;
+
+// An arena's decay time in milliseconds (lock held).
+inline int32_t arena_decay_ms_locked(const Arena *a) {
+    return a->decay_ms != 0 ? a->decay_ms : g_options.decay_ms;
+}
+
+// The same taking the lock, and a new one (within the decay_ms option's
+// bounds, checked by the caller).  Setting it counts every dirty page as
+// decayed, as jemalloc does: they are purged at once.
+int32_t arena_decay_ms(Arena *a);
+void arena_set_decay_ms(Arena *a, int32_t ms);
+
+struct TCache;
+
+// Discards every block of a (arena_reset.cc): its runs go back to its
+// free pages, its chunks stay (retained, as after free()), and its counts
+// say they were freed.  Only for an arena of arenas.create, with no
+// thread caches holding its blocks: own_cache (the caller's) must have
+// been flushed, and false is returned, nothing done, when another cache
+// is seen holding one, or with S (its guard pages would stay).
+bool arena_reset(Arena *a, const TCache *own_cache);
 
 // J and Z: new blocks zeroed or junk-filled, freed ones junk-filled.  S
 // junk-fills freed small regions too, and checks the junk when a region is

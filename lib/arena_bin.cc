@@ -55,6 +55,7 @@ Run *bin_refill(Arena *a, unsigned bin_index) {
     // The old current run is full (we only refill then); full runs sit on
     // no list until a free makes room in them.
     bin.current = r;
+    bin.nreslabs++;
     return r;
 }
 

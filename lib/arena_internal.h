@@ -14,6 +14,7 @@
 //   arena_large.cc     large blocks, arena 0's shared large runs and the
 //                      watch over its lock, resizing in place
 //   arena_validate.cc  whether a pointer is a live block start
+//   arena_reset.cc     discarding every block of an arena at once
 #ifndef ARENALLOC_ARENA_INTERNAL_H
 #define ARENALLOC_ARENA_INTERNAL_H
 

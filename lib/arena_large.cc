@@ -99,7 +99,11 @@ void shared_large_watch_locked(Arena *shared) {
 // waited for.  Returns the run with its arena locked, in *owner, or
 // nullptr with none locked.
 Run *run_alloc_anywhere(Arena *a, uint32_t npages, uint32_t align_pages, Arena **owner) {
-    if (npages > kSharedLargeMinPages && g_options.shared_large && a->index != 0 &&
+    // An arena of arenas.create keeps its blocks to itself, and no other
+    // arena's: what arena.<i>.reset discards is exactly what its threads
+    // allocated.
+    bool manual = arena_index_is_manual(a->index);
+    if (!manual && npages > kSharedLargeMinPages && g_options.shared_large && a->index != 0 &&
         !shared_large_paused()) {
         Arena *shared = arena_peek(0);
         if (shared->mutex.try_lock()) {
@@ -121,8 +125,8 @@ Run *run_alloc_anywhere(Arena *a, uint32_t npages, uint32_t align_pages, Arena *
         return r;
     }
     a->mutex.unlock();
-    for (unsigned i = 1; i < g_narenas; i++) {
-        Arena *b = arena_peek((a->index + i) % g_narenas);
+    for (unsigned i = 1; !manual && i < g_narenas_auto; i++) {
+        Arena *b = arena_peek((a->index + i) % g_narenas_auto);
         if (b == nullptr || __atomic_load_n(&b->ndirty, __ATOMIC_RELAXED) < npages / 2 ||
             !b->mutex.try_lock())
             continue;

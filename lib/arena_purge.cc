@@ -92,7 +92,7 @@ constexpr uint32_t kMaxAllowanceBoost = 2;
 bool ratio_purges_thrash(const Arena *a, uint32_t now32) {
     // (An arena no thread is assigned to keeps the minimum: a doubling
     // there would only wait for the next thread to inherit it.)
-    uint32_t window = static_cast<uint32_t>(g_options.decay_ms) / 100;
+    uint32_t window = static_cast<uint32_t>(arena_decay_ms_locked(a)) / 100;
     return a->ratio_purged != 0 && now32 - a->ratio_purged_at < window &&
            a->nclean_taken * 2 >= a->ratio_purged &&
            arena_in_use(a);
@@ -107,7 +107,7 @@ void release_empty_runs_locked(Arena *a, bool purge);
 // The decay period also bounds how long the ratio rule remembers its peak.
 
 void decay_locked(Arena *a, uint64_t now) {
-    uint32_t decay = static_cast<uint32_t>(decay_age_limit_ms());
+    uint32_t decay = static_cast<uint32_t>(decay_age_limit_ms(arena_decay_ms_locked(a)));
     uint32_t now32 = static_cast<uint32_t>(now);
     if (a->dirty_first != nullptr && now32 - a->dirty_first->dirty_since >= decay) {
         a->stats.npurge_passes++;
@@ -119,7 +119,7 @@ void decay_locked(Arena *a, uint64_t now) {
         release_empty_runs_locked(a, true);  // calls back here, with nkept 0
     }
     if (now >= a->decay_epoch_end) {
-        a->decay_epoch_end = now + static_cast<uint64_t>(g_options.decay_ms);
+        a->decay_epoch_end = now + static_cast<uint64_t>(arena_decay_ms_locked(a));
         a->nactive_peak = a->nactive;
         a->lg_allowance_boost = 0;
     }
@@ -274,6 +274,22 @@ void arena_decay(Arena *a) {
     // purged keeps only the minimum (dirty_allowed) from now on.
     maybe_purge(a, platform_now_ms());
     trim_empty_runs_locked(a, (uint64_t{1} << kNumBins) - 1);
+}
+
+int32_t arena_decay_ms(Arena *a) {
+    MutexGuard guard(a->mutex);
+    return arena_decay_ms_locked(a);
+}
+
+void arena_set_decay_ms(Arena *a, int32_t ms) {
+    {
+        MutexGuard guard(a->mutex);
+        a->decay_ms = ms;
+        // The period in progress ends with the old time: the new one
+        // starts from now.
+        a->decay_epoch_end = 0;
+    }
+    arena_purge_all(a, false);
 }
 
 }  // namespace arenalloc

@@ -6,6 +6,9 @@
 #ifndef ARENALLOC_BACKGROUND_H
 #define ARENALLOC_BACKGROUND_H
 
+#include <cstddef>
+#include <cstdint>
+
 namespace arenalloc {
 
 constexpr unsigned kBackgroundIntervalMs = 1000;
@@ -14,6 +17,16 @@ constexpr unsigned kBackgroundIntervalMs = 1000;
 bool background_thread_set(bool on);
 
 bool background_thread_enabled();
+
+// At most one purging thread (mallctl max_background_threads).
+constexpr size_t kMaxBackgroundThreads = 1;
+
+// For stats.background_thread.*: threads running now (0 or 1), sweeps
+// they made, and the mean time between two sweeps in nanoseconds (0
+// before the second).
+size_t background_num_threads();
+uint64_t background_num_runs();
+uint64_t background_run_interval_ns();
 
 // The thread does not survive fork(); the child starts without it.
 void background_postfork_child();

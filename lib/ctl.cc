@@ -19,6 +19,7 @@
 #include "base.h"
 #include "chunk.h"
 #include "config.h"
+#include "debug_assert.h"
 #include "init.h"
 #include "mutex.h"
 #include "options.h"
@@ -96,8 +97,14 @@ Mutex g_ctl_mutex;
 bool g_have_snapshot = false;
 uint64_t g_epoch = 0;
 HeapSnapshot g_heap;
-ArenaSlot *g_slots = nullptr;       // g_narenas entries
+ArenaSlot *g_slots = nullptr;       // kArenaTableSlots entries
 ArenaSnapshot *g_merged = nullptr;  // every valid arena summed
+
+// The decay time arenas.create gives a new arena.
+int32_t arenas_decay_ms_default() {
+    int32_t d = g_arena_decay_ms_default.load(std::memory_order_relaxed);
+    return d != 0 ? d : g_options.decay_ms;
+}
 
 // Takes a new snapshot (g_ctl_mutex held).  False when metadata memory for
 // the snapshot itself cannot be had.
@@ -106,7 +113,7 @@ bool refresh() {
         g_merged = static_cast<ArenaSnapshot *>(base_alloc(sizeof(ArenaSnapshot)));
         if (g_merged == nullptr)
             return false;
-        g_slots = static_cast<ArenaSlot *>(base_alloc(g_narenas * sizeof(ArenaSlot)));
+        g_slots = static_cast<ArenaSlot *>(base_alloc(kArenaTableSlots * sizeof(ArenaSlot)));
         if (g_slots == nullptr)
             return false;
     }
@@ -114,6 +121,7 @@ bool refresh() {
         return false;
     memset(g_merged, 0, sizeof(*g_merged));
     g_merged->index = static_cast<unsigned>(kCtlArenasAll);
+    g_merged->decay_ms = arenas_decay_ms_default();
     for (unsigned i = 0; i < g_narenas; i++) {
         ArenaSlot &s = g_slots[i];
         s.valid = false;
@@ -125,6 +133,8 @@ bool refresh() {
             continue;
         s.valid = true;
         stats_merge_arena(g_merged, *s.snap);
+        if (i == 0)  // jemalloc's merged uptime: since initialization
+            g_merged->uptime_ms = s.snap->uptime_ms;
     }
     g_epoch++;
     g_have_snapshot = true;
@@ -224,18 +234,60 @@ int epoch_ctl(const Request &r) {
     return read_value(r, v);
 }
 
-// background_thread: the optional purging thread (bool, read-write).
-int background_thread_ctl(const Request &r) {
-    bool old = background_thread_enabled();
+// config.*: how this library was built, in jemalloc's terms.  Junk and
+// zero filling (fill) and the X option (xmalloc) are always built in;
+// there is no heap profiling and no cache-oblivious offsetting of large
+// blocks; locks are skipped while the process has one thread (lazy_lock)
+// only where the C library names its flag; utrace is the U option, built
+// everywhere (ktrace records, or text lines where there is no utrace(2)).
+
+const char kConfigMallocConf[] = "";
+CTL_RO(config_cache_oblivious_ctl, bool, false)
+CTL_RO(config_debug_ctl, bool, kDebug)
+CTL_RO(config_fill_ctl, bool, true)
+#if defined(ARENALLOC_ISTHREADED)
+CTL_RO(config_lazy_lock_ctl, bool, true)
+#else
+CTL_RO(config_lazy_lock_ctl, bool, false)
+#endif
+CTL_RO(config_malloc_conf_ctl, const char *, kConfigMallocConf)
+CTL_RO(config_opt_safety_checks_ctl, bool, kFreeChecks)
+CTL_RO(config_prof_ctl, bool, false)
+CTL_RO(config_prof_libgcc_ctl, bool, false)
+CTL_RO(config_prof_libunwind_ctl, bool, false)
+CTL_RO(config_stats_ctl, bool, kStats)
+CTL_RO(config_utrace_ctl, bool, true)
+CTL_RO(config_xmalloc_ctl, bool, true)
+
+// max_background_threads: arenalloc has one purging thread at most, so
+// the only value to write is 1.
+int max_background_threads_ctl(const Request &r) {
+    size_t v;
+    bool given;
+    if (int e = write_value(r, &v, &given))
+        return e;
+    if (given && v != kMaxBackgroundThreads)
+        return EINVAL;
+    return read_value(r, kMaxBackgroundThreads);
+}
+
+// A read-write switch (bool): the state before is read out, then a new
+// one applied by set, which answers false when it cannot be (EAGAIN).
+int rw_switch(const Request &r, bool old, bool (*set)(bool)) {
     bool on;
     bool given;
     if (int e = write_value(r, &on, &given))
         return e;
     if (int e = read_value(r, old))
         return e;
-    if (given && !background_thread_set(on))
+    if (given && !set(on))
         return EAGAIN;
     return 0;
+}
+
+// background_thread: the optional purging thread.
+int background_thread_ctl(const Request &r) {
+    return rw_switch(r, background_thread_enabled(), background_thread_set);
 }
 
 // thread.*
@@ -249,7 +301,7 @@ int thread_arena_ctl(const Request &r) {
     bool given;
     if (int e = write_value(r, &target, &given))
         return e;
-    if (given && target >= g_narenas)
+    if (given && target >= __atomic_load_n(&g_narenas, __ATOMIC_ACQUIRE))
         return EINVAL;
     if (int e = read_value(r, old))
         return e;
@@ -267,6 +319,28 @@ int thread_tcache_flush_ctl(const Request &r) {
         return EPERM;
     if (tls_thread_state.tcache != &g_tcache_none)
         tcache_flush_all(tls_thread_state.tcache);
+    return 0;
+}
+
+bool set_thread_tcache(bool on) {
+    thread_tcache_set_enabled(on);
+    return true;
+}
+
+int thread_tcache_enabled_ctl(const Request &r) {
+    return rw_switch(r, thread_tcache_enabled(), set_thread_tcache);
+}
+
+// thread.idle: the thread will not allocate for a while: its cache goes
+// back, and its arena's purging rules are applied now rather than at its
+// next use.
+int thread_idle_ctl(const Request &r) {
+    if (touches_values(r))
+        return EPERM;
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+    if (Arena *a = tls_thread_state.arena)
+        arena_decay(a);
     return 0;
 }
 
@@ -297,7 +371,8 @@ const char *opt_stats_print_opts_value() { return options_stats_print_opts(); }
 
 // arena.<i>.*
 
-int arena_purge_ctl(const Request &r) {
+// A trigger applying act to arena <i> = mib[1], or to every arena.
+int arena_trigger(const Request &r, void (*act)(Arena *)) {
     if (touches_values(r))
         return EPERM;
     size_t i = r.mib[1];
@@ -305,9 +380,80 @@ int arena_purge_ctl(const Request &r) {
         if (!is_all_arenas(i) && k != i)
             continue;
         if (Arena *a = arena_peek(k))
-            arena_purge_all(a, false);
+            act(a);
     }
     return 0;
+}
+
+void purge_dirty_pages(Arena *a) { arena_purge_all(a, false); }
+
+int arena_purge_ctl(const Request &r) { return arena_trigger(r, purge_dirty_pages); }
+
+// arena.<i>.decay: the decay rule applied now, rather than at the next
+// sweep or use.
+int arena_decay_ctl(const Request &r) { return arena_trigger(r, arena_decay); }
+
+// arena.<i>.reset: every block of an arena of arenas.create discarded.
+// EFAULT for an automatic arena (jemalloc's answer), whose blocks any
+// thread may hold.
+int arena_reset_ctl(const Request &r) {
+    if (touches_values(r))
+        return EPERM;
+    size_t i = r.mib[1];
+    if (is_all_arenas(i) || !arena_index_is_manual(static_cast<unsigned>(i)))
+        return EFAULT;
+    Arena *a = arena_peek(static_cast<unsigned>(i));
+    if (a == nullptr)
+        return EFAULT;
+    // This thread's cache may hold blocks of the arena (the only cache
+    // that can be flushed from here; the others are the caller's duty).
+    if (tls_thread_state.tcache != &g_tcache_none)
+        tcache_flush_all(tls_thread_state.tcache);
+    return arena_reset(a, tls_thread_state.tcache) ? 0 : EFAULT;
+}
+
+// A decay time a mallctl may set: the decay_ms option's bounds.  Others
+// (jemalloc's -1, never, and 0, at once, among them) fail with EFAULT, as
+// jemalloc's own out-of-range values do.
+bool decay_ms_ok(ssize_t ms) { return ms >= kDecayMsMin && ms <= kDecayMsMax; }
+
+// A decay time's request (ssize_t, read-write): old read out; a new one,
+// checked, in *ms, *given set, for the caller to apply.
+int decay_ms_request(const Request &r, ssize_t old, ssize_t *ms, bool *given) {
+    if (int e = write_value(r, ms, given))
+        return e;
+    if (*given && !decay_ms_ok(*ms))
+        return EFAULT;
+    return read_value(r, old);
+}
+
+// arena.<i>.dirty_decay_ms: one arena's decay time (ssize_t, read-write);
+// EFAULT for the "all arenas" index or an arena not created yet.
+int arena_dirty_decay_ms_ctl(const Request &r) {
+    size_t i = r.mib[1];
+    Arena *a = is_all_arenas(i) ? nullptr : arena_peek(static_cast<unsigned>(i));
+    if (a == nullptr)
+        return EFAULT;
+    ssize_t ms;
+    bool given;
+    if (int e = decay_ms_request(r, arena_decay_ms(a), &ms, &given))
+        return e;
+    if (given)
+        arena_set_decay_ms(a, static_cast<int32_t>(ms));
+    return 0;
+}
+
+// *.muzzy_decay_ms: arenalloc purges dirty pages straight to clean ones,
+// with no muzzy (lazily freed) stage in between: jemalloc's 0.  Writing 0
+// changes nothing; writing anything else fails as an impossible value.
+int muzzy_decay_ms_ctl(const Request &r) {
+    ssize_t ms;
+    bool given;
+    if (int e = write_value(r, &ms, &given))
+        return e;
+    if (given && ms != 0)
+        return EFAULT;
+    return read_value(r, ssize_t{0});
 }
 
 int arena_initialized_ctl(const Request &r) {
@@ -325,7 +471,43 @@ int arena_initialized_ctl(const Request &r) {
 
 // arenas.*
 
-CTL_RO(arenas_narenas_ctl, unsigned, g_narenas)
+CTL_RO(arenas_narenas_ctl, unsigned, __atomic_load_n(&g_narenas, __ATOMIC_ACQUIRE))
+
+// arenas.create: a new arena, its index read out (unsigned).  As in
+// jemalloc, nothing is made unless the index can be returned; extent
+// hooks cannot be given (arenalloc maps its own chunks): writing any but
+// a null extent_hooks_t * fails.
+int arenas_create_ctl(const Request &r) {
+    if (r.oldp == nullptr || r.oldlenp == nullptr || *r.oldlenp != sizeof(unsigned)) {
+        if (r.oldlenp != nullptr)
+            *r.oldlenp = 0;
+        return EINVAL;
+    }
+    void *hooks;
+    bool given;
+    if (int e = write_value(r, &hooks, &given))
+        return e;
+    if (given && hooks != nullptr)
+        return EFAULT;
+    unsigned index;
+    if (arena_create_manual(&index) == nullptr)
+        return EAGAIN;
+    return read_value(r, index);
+}
+
+// arenas.dirty_decay_ms: the decay time of arenas made from now on.
+int arenas_dirty_decay_ms_ctl(const Request &r) {
+    ssize_t ms;
+    bool given;
+    if (int e = decay_ms_request(r, arenas_decay_ms_default(), &ms, &given))
+        return e;
+    if (given)
+        g_arena_decay_ms_default.store(static_cast<int32_t>(ms), std::memory_order_relaxed);
+    return 0;
+}
+
+CTL_RO(arenas_tcache_max_ctl, size_t, kTcacheLargeMax)
+CTL_RO(arenas_nhbins_ctl, unsigned, kNumTcacheClasses)
 CTL_RO(arenas_page_ctl, size_t, kPage)
 CTL_RO(arenas_quantum_ctl, size_t, kQuantum)
 CTL_RO(arenas_chunksize_ctl, size_t, g_chunk.chunk_size)
@@ -350,6 +532,34 @@ CTL_HEAP(stats_huge_nmalloc_ctl, uint64_t, h.huge_nmalloc)
 CTL_HEAP(stats_huge_ndalloc_ctl, uint64_t, h.huge_ndalloc)
 CTL_HEAP(stats_huge_cached_ctl, size_t, h.huge_cached)
 
+CTL_RO(stats_zero_reallocs_ctl, size_t, g_zero_reallocs.load(std::memory_order_relaxed))
+CTL_RO(stats_bg_num_threads_ctl, size_t, background_num_threads())
+CTL_RO(stats_bg_num_runs_ctl, uint64_t, background_num_runs())
+CTL_RO(stats_bg_run_interval_ctl, uint64_t, background_run_interval_ns())
+
+// stats.mutexes.<name>.<counter>: jemalloc's global mutexes.  Of
+// arenalloc's, only the mallctl lock (ctl) has a counterpart; it counts
+// acquisitions and those that had to wait, nothing else.  The background
+// thread takes no lock, and there is no profiling: their counters are 0.
+enum GlobalMutex : size_t { kMutexCtl = 0 };
+
+const Mutex *global_mutex(size_t which) { return which == kMutexCtl ? &g_ctl_mutex : nullptr; }
+
+// The counters are read without the lock (a torn pair of counts, at
+// worst): taking the ctl lock to read its own counts would count itself.
+#define CTL_GLOBAL_MUTEX(fn, T, field)                                       \
+    int fn(const Request &r) {                                                \
+        if (writes(r))                                                        \
+            return EPERM;                                                     \
+        const Mutex *m = global_mutex(r.mib[2]);                              \
+        T v = m != nullptr ? static_cast<T>(__atomic_load_n(&m->field, __ATOMIC_RELAXED)) : 0; \
+        return read_value<T>(r, v);                                           \
+    }
+CTL_GLOBAL_MUTEX(stats_mutex_num_ops_ctl, uint64_t, nacquired_)
+CTL_GLOBAL_MUTEX(stats_mutex_num_wait_ctl, uint64_t, ncontended_)
+CTL_RO(stats_mutex_zero_ctl, uint64_t, 0)
+CTL_RO(stats_mutex_max_num_thds_ctl, uint32_t, 0)
+
 CTL_ARENA(sa_nthreads_ctl, unsigned, a->nthreads)
 CTL_ARENA(sa_mapped_ctl, size_t, a->mapped)
 CTL_ARENA(sa_retained_ctl, size_t, a->retained)
@@ -361,6 +571,33 @@ CTL_ARENA(sa_pdirty_ctl, size_t, a->dirty >> kLgPage)
 CTL_ARENA(sa_npurge_ctl, uint64_t, a->npurge_passes)
 CTL_ARENA(sa_nmadvise_ctl, uint64_t, a->nmadvise)
 CTL_ARENA(sa_purged_ctl, uint64_t, a->npurged_pages)
+CTL_ARENA(sa_uptime_ctl, uint64_t, a->uptime_ms * 1000000)
+CTL_ARENA(sa_dirty_decay_ms_ctl, ssize_t, a->decay_ms)
+// No muzzy pages (see muzzy_decay_ms_ctl): their counts are 0.
+CTL_ARENA(sa_zero_size_ctl, size_t, (static_cast<void>(a), 0))
+CTL_ARENA(sa_zero_u64_ctl, uint64_t, (static_cast<void>(a), 0))
+CTL_ARENA(sa_muzzy_decay_ms_ctl, ssize_t, (static_cast<void>(a), 0))
+CTL_ARENA(sa_mutex_max_num_thds_ctl, uint32_t, (static_cast<void>(a), 0))
+
+// base: metadata bytes.  An arena's own is its Arena structure; the rest
+// (run descriptors, the registry, thread caches, ...) is shared by all
+// and counted in arena 0, as jemalloc counts its shared metadata in arena
+// 0, so that the arenas add up to stats.metadata.
+size_t arena_struct_bytes() { return align_up(sizeof(Arena), 64); }
+
+size_t arena_base_bytes(size_t i) {
+    if (is_all_arenas(i))
+        return g_heap.metadata;
+    if (i != 0)
+        return arena_struct_bytes();
+    size_t others = 0;
+    for (unsigned k = 1; k < g_narenas; k++)
+        if (g_slots[k].valid)
+            others += arena_struct_bytes();
+    return g_heap.metadata - others;
+}
+
+CTL_ARENA(sa_base_ctl, size_t, (static_cast<void>(a), arena_base_bytes(r.mib[2])))
 
 // small.*: sums over the bins, as jemalloc counts them (nmalloc and
 // ndalloc at the arena, cache fills and flushes included; nrequests at
@@ -376,6 +613,8 @@ CTL_ARENA(sa_small_allocated_ctl, size_t, a->allocated_small)
 CTL_ARENA(sa_small_nmalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::nmalloc))
 CTL_ARENA(sa_small_ndalloc_ctl, uint64_t, bins_sum(a, &BinSnapshot::ndalloc))
 CTL_ARENA(sa_small_nrequests_ctl, uint64_t, bins_sum(a, &BinSnapshot::nrequests))
+CTL_ARENA(sa_small_nfills_ctl, uint64_t, bins_sum(a, &BinSnapshot::nfills))
+CTL_ARENA(sa_small_nflushes_ctl, uint64_t, bins_sum(a, &BinSnapshot::nflushes))
 CTL_ARENA(sa_large_allocated_ctl, size_t, a->allocated_large)
 CTL_ARENA(sa_large_nmalloc_ctl, uint64_t, a->nmalloc_large)
 CTL_ARENA(sa_large_ndalloc_ctl, uint64_t, a->ndalloc_large)
@@ -391,6 +630,7 @@ CTL_BIN(sa_bin_curruns_ctl, size_t, curruns)
 CTL_BIN(sa_bin_nruns_ctl, uint64_t, nruns)
 CTL_BIN(sa_bin_nfills_ctl, uint64_t, nfills)
 CTL_BIN(sa_bin_nflushes_ctl, uint64_t, nflushes)
+CTL_BIN(sa_bin_nreslabs_ctl, uint64_t, nreslabs)
 
 CTL_LARGE(sa_lextent_nmalloc_ctl, uint64_t, nmalloc)
 CTL_LARGE(sa_lextent_ndalloc_ctl, uint64_t, ndalloc)
@@ -422,12 +662,29 @@ struct Node {
 
 constexpr Node kThreadTcache[] = {
     LEAF("flush", thread_tcache_flush_ctl),
+    LEAF("enabled", thread_tcache_enabled_ctl),
 };
 constexpr Node kThread[] = {
     LEAF("arena", thread_arena_ctl),
     INNER("tcache", kThreadTcache),
     LEAF("allocated", thread_allocated_ctl),
     LEAF("deallocated", thread_deallocated_ctl),
+    LEAF("idle", thread_idle_ctl),
+};
+
+constexpr Node kConfig[] = {
+    LEAF("cache_oblivious", config_cache_oblivious_ctl),
+    LEAF("debug", config_debug_ctl),
+    LEAF("fill", config_fill_ctl),
+    LEAF("lazy_lock", config_lazy_lock_ctl),
+    LEAF("malloc_conf", config_malloc_conf_ctl),
+    LEAF("opt_safety_checks", config_opt_safety_checks_ctl),
+    LEAF("prof", config_prof_ctl),
+    LEAF("prof_libgcc", config_prof_libgcc_ctl),
+    LEAF("prof_libunwind", config_prof_libunwind_ctl),
+    LEAF("stats", config_stats_ctl),
+    LEAF("utrace", config_utrace_ctl),
+    LEAF("xmalloc", config_xmalloc_ctl),
 };
 
 constexpr Node kOpt[] = {
@@ -442,6 +699,10 @@ constexpr Node kOpt[] = {
 constexpr Node kArenaI[] = {
     LEAF("purge", arena_purge_ctl),
     LEAF("initialized", arena_initialized_ctl),
+    LEAF("decay", arena_decay_ctl),
+    LEAF("reset", arena_reset_ctl),
+    LEAF("dirty_decay_ms", arena_dirty_decay_ms_ctl),
+    LEAF("muzzy_decay_ms", muzzy_decay_ms_ctl),
 };
 constexpr Node kArenaINumbered[] = {INNER(nullptr, kArenaI)};
 
@@ -465,6 +726,11 @@ constexpr Node kArenas[] = {
     NUMBERED("bin", kArenasBinNumbered, bin_index_ok),
     LEAF("nlextents", arenas_nlextents_ctl),
     NUMBERED("lextent", kArenasLextentNumbered, lextent_index_ok),
+    LEAF("create", arenas_create_ctl),
+    LEAF("tcache_max", arenas_tcache_max_ctl),
+    LEAF("nhbins", arenas_nhbins_ctl),
+    LEAF("dirty_decay_ms", arenas_dirty_decay_ms_ctl),
+    LEAF("muzzy_decay_ms", muzzy_decay_ms_ctl),
 };
 
 constexpr Node kStatsHuge[] = {
@@ -478,6 +744,8 @@ constexpr Node kStatsArenaSmall[] = {
     LEAF("nmalloc", sa_small_nmalloc_ctl),
     LEAF("ndalloc", sa_small_ndalloc_ctl),
     LEAF("nrequests", sa_small_nrequests_ctl),
+    LEAF("nfills", sa_small_nfills_ctl),
+    LEAF("nflushes", sa_small_nflushes_ctl),
 };
 constexpr Node kStatsArenaLarge[] = {
     LEAF("allocated", sa_large_allocated_ctl),
@@ -494,6 +762,9 @@ constexpr Node kStatsArenaBinJ[] = {
     LEAF("nruns", sa_bin_nruns_ctl),
     LEAF("nfills", sa_bin_nfills_ctl),
     LEAF("nflushes", sa_bin_nflushes_ctl),
+    LEAF("nslabs", sa_bin_nruns_ctl),     // jemalloc 5's names: a slab is a small run
+    LEAF("curslabs", sa_bin_curruns_ctl),
+    LEAF("nreslabs", sa_bin_nreslabs_ctl),
 };
 constexpr Node kStatsArenaBinNumbered[] = {INNER(nullptr, kStatsArenaBinJ)};
 constexpr Node kStatsArenaLextentJ[] = {
@@ -506,6 +777,11 @@ constexpr Node kStatsArenaLextentNumbered[] = {INNER(nullptr, kStatsArenaLextent
 constexpr Node kStatsArenaMutex[] = {
     LEAF("num_ops", sa_mutex_num_ops_ctl),
     LEAF("num_wait", sa_mutex_num_wait_ctl),
+    LEAF("num_spin_acq", sa_zero_u64_ctl),
+    LEAF("num_owner_switch", sa_zero_u64_ctl),
+    LEAF("total_wait_time", sa_zero_u64_ctl),
+    LEAF("max_wait_time", sa_zero_u64_ctl),
+    LEAF("max_num_thds", sa_mutex_max_num_thds_ctl),
 };
 constexpr Node kStatsArenaMutexes[] = {
     INNER("arena", kStatsArenaMutex),
@@ -522,6 +798,17 @@ constexpr Node kStatsArenaI[] = {
     LEAF("npurge", sa_npurge_ctl),
     LEAF("nmadvise", sa_nmadvise_ctl),
     LEAF("purged", sa_purged_ctl),
+    LEAF("uptime", sa_uptime_ctl),
+    LEAF("base", sa_base_ctl),
+    LEAF("pmuzzy", sa_zero_size_ctl),
+    LEAF("dirty_npurge", sa_npurge_ctl),
+    LEAF("dirty_nmadvise", sa_nmadvise_ctl),
+    LEAF("dirty_purged", sa_purged_ctl),
+    LEAF("muzzy_npurge", sa_zero_u64_ctl),
+    LEAF("muzzy_nmadvise", sa_zero_u64_ctl),
+    LEAF("muzzy_purged", sa_zero_u64_ctl),
+    LEAF("dirty_decay_ms", sa_dirty_decay_ms_ctl),
+    LEAF("muzzy_decay_ms", sa_muzzy_decay_ms_ctl),
     INNER("small", kStatsArenaSmall),
     INNER("large", kStatsArenaLarge),
     NUMBERED("bins", kStatsArenaBinNumbered, bin_index_ok),
@@ -529,6 +816,33 @@ constexpr Node kStatsArenaI[] = {
     INNER("mutexes", kStatsArenaMutexes),
 };
 constexpr Node kStatsArenaNumbered[] = {INNER(nullptr, kStatsArenaI)};
+constexpr Node kStatsBackgroundThread[] = {
+    LEAF("num_threads", stats_bg_num_threads_ctl),
+    LEAF("num_runs", stats_bg_num_runs_ctl),
+    LEAF("run_interval", stats_bg_run_interval_ctl),
+};
+constexpr Node kStatsMutexCounters[] = {
+    LEAF("num_ops", stats_mutex_num_ops_ctl),
+    LEAF("num_wait", stats_mutex_num_wait_ctl),
+    LEAF("num_spin_acq", stats_mutex_zero_ctl),
+    LEAF("num_owner_switch", stats_mutex_zero_ctl),
+    LEAF("total_wait_time", stats_mutex_zero_ctl),
+    LEAF("max_wait_time", stats_mutex_zero_ctl),
+    LEAF("max_num_thds", stats_mutex_max_num_thds_ctl),
+};
+// jemalloc 5.3's global mutexes, in its order except ctl first (its
+// index is kMutexCtl).
+constexpr Node kStatsMutexes[] = {
+    INNER("ctl", kStatsMutexCounters),
+    INNER("background_thread", kStatsMutexCounters),
+    INNER("max_per_bg_thd", kStatsMutexCounters),
+    INNER("prof", kStatsMutexCounters),
+    INNER("prof_thds_data", kStatsMutexCounters),
+    INNER("prof_dump", kStatsMutexCounters),
+    INNER("prof_recent_alloc", kStatsMutexCounters),
+    INNER("prof_recent_dump", kStatsMutexCounters),
+    INNER("prof_stats", kStatsMutexCounters),
+};
 constexpr Node kStats[] = {
     LEAF("allocated", stats_allocated_ctl),
     LEAF("active", stats_active_ctl),
@@ -538,6 +852,9 @@ constexpr Node kStats[] = {
     LEAF("retained", stats_retained_ctl),
     INNER("huge", kStatsHuge),
     NUMBERED("arenas", kStatsArenaNumbered, arena_index_ok),
+    LEAF("zero_reallocs", stats_zero_reallocs_ctl),
+    INNER("background_thread", kStatsBackgroundThread),
+    INNER("mutexes", kStatsMutexes),
 };
 
 constexpr Node kTop[] = {
@@ -549,6 +866,8 @@ constexpr Node kTop[] = {
     NUMBERED("arena", kArenaINumbered, arena_index_ok),
     INNER("arenas", kArenas),
     INNER("stats", kStats),
+    LEAF("max_background_threads", max_background_threads_ctl),
+    INNER("config", kConfig),
 };
 constexpr Node kRoot = INNER("", kTop);
 
@@ -573,14 +892,15 @@ bool name_is(const char *name, const char *s, size_t len) {
     return strncmp(name, s, len) == 0 && name[len] == '\0';
 }
 
-// Translates name into mib, at most cap components.  *leaf is the leaf
-// reached, or nullptr when cap ran out first (a partial MIB); *depth is the
-// number of components written.
-int lookup(const char *name, size_t *mib, size_t cap, size_t *depth, const Node **leaf) {
+// Translates name into mib, at most cap components.  *reached is the node
+// the name ends at (a leaf, or an inner node: a prefix MIB for the caller
+// to complete), or nullptr when cap ran out first (a partial MIB); *depth
+// is the number of components written.
+int lookup(const char *name, size_t *mib, size_t cap, size_t *depth, const Node **reached) {
     const Node *node = &kRoot;
     const char *p = name;
     size_t d = 0;
-    *leaf = nullptr;
+    *reached = nullptr;
     if (*p == '\0')
         return ENOENT;
     for (;;) {
@@ -615,10 +935,8 @@ int lookup(const char *name, size_t *mib, size_t cap, size_t *depth, const Node 
             break;
         p = end + 1;
     }
-    if (node->handler == nullptr)
-        return ENOENT;  // the name stops at an inner node
     *depth = d;
-    *leaf = node;
+    *reached = node;
     return 0;
 }
 
@@ -659,8 +977,8 @@ int ctl_byname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t
     int e = lookup(name, mib, kCtlMaxDepth, &depth, &leaf);
     if (e != 0)
         return e;
-    if (leaf == nullptr)
-        return ENOENT;
+    if (leaf == nullptr || leaf->handler == nullptr)
+        return ENOENT;  // too deep, or a name that stops at an inner node
     return call(leaf, mib, depth, oldp, oldlenp, newp, newlen);
 }
 
@@ -670,8 +988,8 @@ int ctl_nametomib(const char *name, size_t *mibp, size_t *miblenp) {
     if (!ensure_initialized())
         return EAGAIN;
     size_t depth;
-    const Node *leaf;
-    int e = lookup(name, mibp, *miblenp, &depth, &leaf);
+    const Node *reached;  // an inner node too: jemalloc's prefix MIBs
+    int e = lookup(name, mibp, *miblenp, &depth, &reached);
     if (e == 0)
         *miblenp = depth;
     return e;

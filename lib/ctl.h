@@ -13,8 +13,10 @@
 // or an arena without statistics; EINVAL when *oldlenp or newlen is not the
 // value's size (on a short or long read, min(size, *oldlenp) bytes are
 // copied and *oldlenp says how many); EPERM for writing a read-only name,
-// or reading or writing a trigger such as "thread.tcache.flush"; EAGAIN
-// when the allocator cannot initialize or the snapshot cannot get memory.
+// or reading or writing a trigger such as "thread.tcache.flush"; EFAULT
+// for an action that cannot be done (resetting an automatic arena, a
+// decay time out of bounds), as jemalloc answers; EAGAIN when the
+// allocator cannot initialize or the snapshot cannot get memory.
 //
 // Safe from any thread at any time: nothing allocates from the heap (the
 // snapshot lives in static storage and in metadata memory), and one mutex
@@ -38,7 +40,11 @@ int ctl_byname(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t
 
 // Translates name to a MIB.  *miblenp is the room in mibp on entry and the
 // number of components written on return; a name with more components than
-// that room gives a partial MIB (0 is returned) to complete by hand.
+// that room gives a partial MIB (0 is returned) to complete by hand.  An
+// inner name ("stats.arenas") gives its prefix, as jemalloc's does: the
+// caller appends the rest (an arena index, then names' positions) and
+// calls ctl_bymib, which answers ENOENT for a MIB that stops at an inner
+// node.
 int ctl_nametomib(const char *name, size_t *mibp, size_t *miblenp);
 
 int ctl_bymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp, void *newp,

@@ -35,7 +35,7 @@
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0x63433d307013302aULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0x75b8a6fbfa72c3c6ULL
 
 #ifdef __cplusplus
 extern "C" {

@@ -29,6 +29,13 @@ inline uint64_t decay_sweep_interval_ms() {
 inline uint64_t decay_age_limit_ms() {
     return static_cast<uint64_t>(g_options.decay_ms) - decay_sweep_interval_ms();
 }
+// The same for an arena with a decay time of its own (arena.<i>.dirty_decay_ms):
+// nine tenths of it.  Sweeps still come every tenth of the option's time.
+inline uint64_t decay_age_limit_ms(int32_t decay_ms) {
+    uint64_t ms = static_cast<uint64_t>(decay_ms);
+    uint64_t tenth = ms / 10 != 0 ? ms / 10 : 1;
+    return ms - tenth;
+}
 
 // Sweeps when the last sweep is at least a tenth of the decay time old.
 // Call with no allocator lock held.

@@ -23,6 +23,7 @@
 namespace arenalloc {
 
 std::atomic<bool> g_initialized{false};
+unsigned g_narenas_auto = 0;
 unsigned g_narenas = 0;
 size_t g_fast_limit = 0;
 std::atomic<Arena *> *g_arenas = nullptr;
@@ -121,7 +122,8 @@ bool init_slow() {
     tcache_configure();
     hardened_configure();
     unsigned n = static_cast<unsigned>(g_options.narenas);
-    void *table = base_alloc(n * sizeof(std::atomic<Arena *>));
+    static_assert(kMaxArenas <= kArenaTableSlots, "every automatic arena has a slot");
+    void *table = base_alloc(kArenaTableSlots * sizeof(std::atomic<Arena *>));
     Arena *first = table != nullptr ? arena_create(0) : nullptr;
     if (first == nullptr)
         return init_done(false);
@@ -130,6 +132,7 @@ bool init_slow() {
     thread_state_hook_init();
     g_arenas = static_cast<std::atomic<Arena *> *>(table);
     g_arenas[0].store(first, std::memory_order_release);
+    g_narenas_auto = n;
     g_narenas = n;
     trace_init();
     // Hooks that may allocate: the allocator serves this thread now, and
@@ -167,6 +170,20 @@ Arena *arena_get(unsigned index) {
         if (a != nullptr)
             g_arenas[index].store(a, std::memory_order_release);
     }
+    return a;
+}
+
+Arena *arena_create_manual(unsigned *index) {
+    MutexGuard guard(g_arenas_mutex);
+    unsigned i = g_narenas;
+    if (i >= kArenaIndexLimit)
+        return nullptr;
+    Arena *a = arena_create(i);
+    if (a == nullptr)
+        return nullptr;
+    g_arenas[i].store(a, std::memory_order_release);
+    __atomic_store_n(&g_narenas, i + 1, __ATOMIC_RELEASE);
+    *index = i;
     return a;
 }
 

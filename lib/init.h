@@ -16,9 +16,20 @@ namespace arenalloc {
 struct Arena;
 
 extern AA_HIDDEN std::atomic<bool> g_initialized;
+// The arena table: its first g_narenas_auto slots are the automatic arenas
+// that threads are spread over (the N option), each null until first used;
+// after them come the arenas arenas.create made, g_narenas slots in all.
+// g_narenas only grows (arena_create_manual, release store after the
+// arena is in its slot), so a reader that sees an index sees its arena.
+extern AA_HIDDEN unsigned g_narenas_auto;
 extern AA_HIDDEN unsigned g_narenas;
-// The arena table: g_narenas slots, null until an arena is created.
 extern AA_HIDDEN std::atomic<Arena *> *g_arenas;
+
+// Room in the table (kMaxArenas automatic arenas fit), and the bound on
+// an index arenas.create gives: below mallctl's "all arenas" index 4096,
+// and within the twelve bits of jemalloc's MALLOCX_ARENA(a) flag.
+constexpr unsigned kArenaTableSlots = 4096;
+constexpr unsigned kArenaIndexLimit = 4095;
 
 // malloc's inline path serves sizes 1..g_fast_limit (compared as
 // size - 1 < g_fast_limit, so 0 is never inline).  0 until initialization,
@@ -38,6 +49,14 @@ Arena *arena_get(unsigned index);
 
 // Arena index if it exists already, else nullptr (no creation).
 Arena *arena_peek(unsigned index);
+
+// A new arena outside the automatic ones (arenas.create): its index in
+// *index, or nullptr when the table is full or memory is short.  Threads
+// reach it only by choice (thread.arena), and no other arena lends it
+// pages or borrows its pages (arena_large.cc).
+Arena *arena_create_manual(unsigned *index);
+
+inline bool arena_index_is_manual(unsigned index) { return index >= g_narenas_auto; }
 
 // Take every allocator lock before fork(); release them in the parent;
 // re-create them in the child.

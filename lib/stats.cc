@@ -16,6 +16,8 @@
 
 namespace arenalloc {
 
+std::atomic<uint64_t> g_zero_reallocs{0};
+
 void stats_merge_own_cache() {
     TCache *tc = tls_thread_state.tcache;
     if (tc != &g_tcache_none)
@@ -63,6 +65,7 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
         s.nruns = bin.nruns;
         s.nfills = bin.nfills;
         s.nflushes = bin.nflushes;
+        s.nreslabs = bin.nreslabs;
     }
     out->nlarge = size_to_class_formula(g_chunk.large_max) - kNumBins + 1;
     for (unsigned l = 0; l < kNumLargeClasses; l++) {
@@ -72,6 +75,8 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
         s.ndalloc = a->large[l].ndalloc;
         s.curruns = a->large[l].curruns;
     }
+    out->uptime_ms = platform_now_ms() - a->created_ms;
+    out->decay_ms = arena_decay_ms_locked(a);
     return true;
 }
 
@@ -107,6 +112,7 @@ void stats_merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from) {
         t.nruns += f.nruns;
         t.nfills += f.nfills;
         t.nflushes += f.nflushes;
+        t.nreslabs += f.nreslabs;
     }
     to->nlarge = from.nlarge;
     for (unsigned l = 0; l < kNumLargeClasses; l++) {

@@ -10,6 +10,7 @@
 #ifndef ARENALLOC_STATS_H
 #define ARENALLOC_STATS_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -30,6 +31,7 @@ struct BinSnapshot {
     uint64_t nruns;        // runs created over time
     uint64_t nfills;       // thread-cache fills
     uint64_t nflushes;     // thread-cache flushes
+    uint64_t nreslabs;     // times the run regions are cut from changed
 };
 
 struct LargeSnapshot {
@@ -61,6 +63,8 @@ struct ArenaSnapshot {
     BinSnapshot bins[kNumBins];
     unsigned nlarge;            // large classes in use with this chunk size
     LargeSnapshot large[kNumLargeClasses];
+    uint64_t uptime_ms;         // since the arena was created
+    int64_t decay_ms;           // its decay time
 };
 
 struct HeapSnapshot {
@@ -95,6 +99,9 @@ struct ArenaFreeSummary {
     uint64_t free_region_bytes;
     uint64_t bin_free[kNumBins];  // free regions per class
 };
+
+// realloc() calls with a pointer and size 0 (stats.zero_reallocs).
+extern AA_HIDDEN std::atomic<uint64_t> g_zero_reallocs;
 
 // Merges the calling thread's cache counts into its arena.
 void stats_merge_own_cache();

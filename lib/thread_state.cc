@@ -11,7 +11,8 @@
 
 namespace arenalloc {
 
-__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, 0, 0, 0, 0, 0};
+__thread ThreadState tls_thread_state AA_TLS_MODEL = {&g_tcache_none, nullptr, kThreadNew, false,
+                                                       0, 0, 0, 0, 0};
 
 std::atomic<uint64_t> g_threads_seen{0};
 
@@ -57,7 +58,7 @@ Arena *thread_arena_slow() {
     ThreadState *ts = &tls_thread_state;
     if (ts->arena != nullptr)  // initialization itself may have assigned one
         return ts->arena;
-    unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_narenas;
+    unsigned index = g_next_arena.fetch_add(1, std::memory_order_relaxed) % g_narenas_auto;
     Arena *a = arena_get(index);
     if (a == nullptr)
         a = arena_get(0);  // arena 0 always exists once initialized
@@ -72,7 +73,7 @@ Arena *thread_arena_slow() {
 TCache *thread_tcache_slow() {
     Arena *a = thread_arena();
     ThreadState *ts = &tls_thread_state;
-    if (a == nullptr || ts->phase == kThreadExited)
+    if (a == nullptr || ts->phase == kThreadExited || ts->tcache_off)
         return nullptr;
     if (ts->tcache == &g_tcache_none) {
         TCache *tc = tcache_create(a);
@@ -83,8 +84,27 @@ TCache *thread_tcache_slow() {
     return ts->tcache;
 }
 
+void thread_tcache_set_enabled(bool on) {
+    ThreadState *ts = &tls_thread_state;
+    ts->tcache_off = !on;
+    if (on || ts->tcache == &g_tcache_none)
+        return;
+    // The cache's counts of this thread's bytes go with it: kept here.
+    uint64_t allocated = thread_bytes_allocated();
+    uint64_t deallocated = thread_bytes_deallocated();
+    TCache *tc = ts->tcache;
+    ts->tcache = &g_tcache_none;
+    tcache_destroy(tc);
+    ts->allocated_uncached = allocated;
+    ts->deallocated_uncached = deallocated;
+}
+
+bool thread_tcache_enabled() {
+    return !tls_thread_state.tcache_off && g_tcache_total_slots != 0;
+}
+
 bool thread_set_arena(unsigned index) {
-    if (thread_arena() == nullptr || index >= g_narenas)
+    if (thread_arena() == nullptr || index >= __atomic_load_n(&g_narenas, __ATOMIC_ACQUIRE))
         return false;
     Arena *a = arena_get(index);
     if (a == nullptr)

@@ -34,9 +34,11 @@ enum ThreadPhase : uint8_t {
 // for "no cache", so the inline paths need no null test.  arena is
 // nullptr only in phase kThreadNew.
 struct ThreadState {
-    TCache *tcache;  // &g_tcache_none until the first small request, and after exit
+    TCache *tcache;  // &g_tcache_none until the first small request, while
+                     //   tcache_off, and after exit
     Arena *arena;
     uint8_t phase;
+    bool tcache_off;  // thread.tcache.enabled was set to false: no cache is made
     // Bytes this thread allocated and freed outside its cache (large and
     // huge blocks, small ones when it has no cache); the cache counts the
     // rest.  For thread.allocated / thread.deallocated.
@@ -66,6 +68,12 @@ AA_ALWAYS_INLINE Arena *thread_arena() {
 // The calling thread's cache, created on first use; nullptr when there is
 // none (initialization failed, no memory, or the thread is exiting).
 AA_NOINLINE TCache *thread_tcache_slow();
+
+// Turns the calling thread's cache off (everything it holds goes back to
+// the arenas, and none is made until it is turned on again) or on; its
+// byte counts are kept.  Whether it is on.
+void thread_tcache_set_enabled(bool on);
+bool thread_tcache_enabled();
 
 // Moves the calling thread to arena index (used by tests); false if the
 // index is out of range or the arena cannot be created.

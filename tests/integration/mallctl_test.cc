@@ -19,6 +19,16 @@
 //   exact__two_threads            allocated, curregs, curlextents exact
 //   concurrent__with_stress       mallctl in 2 threads, malloc in 4, ~2 s
 //   fork__while_refreshing        children forked mid-refresh use mallctl
+//   config__build_values          config.*, arenas.tcache_max/nhbins,
+//                                 max_background_threads
+//   thread__tcache_enabled        off: blocks bypass the cache; on again
+//   arenas__create_and_reset      a created arena serves thread.arena;
+//                                 reset discards its blocks
+//   arenas__reset_waits_for_caches   refused while another cache holds one
+//   arena__decay_ms               dirty/muzzy decay times, per arena
+//   stats__jemalloc5_names        zero_reallocs, background_thread.*,
+//                                 mutexes.*, uptime, base, dirty_*
+//   mib__inner_prefix             nametomib of an inner name, completed
 
 #include <errno.h>
 #include <malloc.h>
@@ -132,6 +142,7 @@ struct name_info {
     std::string name;
     size_t size;
     bool trigger;  // neither read nor written (thread.tcache.flush, arena.<i>.purge)
+    bool writable = false;
 };
 
 const size_t S_BOOL = sizeof(bool), S_UNSIGNED = sizeof(unsigned), S_U32 = sizeof(uint32_t),
@@ -148,8 +159,12 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "background_thread", S_BOOL, false },
         { "thread.arena", S_UNSIGNED, false },
         { "thread.tcache.flush", 0, true },
+        { "thread.tcache.enabled", S_BOOL, false, true },
+        { "thread.idle", 0, true },
         { "thread.allocated", S_U64, false },
         { "thread.deallocated", S_U64, false },
+        { "max_background_threads", S_SIZE, false, true },
+        { "config.malloc_conf", S_STR, false },
         { "opt.abort", S_BOOL, false },
         { "opt.sbrk", S_BOOL, false },
         { "opt.lg_dirty_ratio", S_SSIZE, false },
@@ -180,6 +195,12 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "opt.stats_print_opts", S_STR, false },
         { "arena." + i + ".purge", 0, true },
         { "arena." + i + ".initialized", S_BOOL, false },
+        { "arena." + i + ".decay", 0, true },
+        { "arena." + i + ".muzzy_decay_ms", S_SSIZE, false, true },
+        { "arenas.tcache_max", S_SIZE, false },
+        { "arenas.nhbins", S_UNSIGNED, false },
+        { "arenas.dirty_decay_ms", S_SSIZE, false, true },
+        { "arenas.muzzy_decay_ms", S_SSIZE, false, true },
         { "arenas.narenas", S_UNSIGNED, false },
         { "arenas.page", S_SIZE, false },
         { "arenas.quantum", S_SIZE, false },
@@ -201,7 +222,28 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "stats.huge.nmalloc", S_U64, false },
         { "stats.huge.ndalloc", S_U64, false },
         { "stats.huge.cached", S_SIZE, false },
+        { "stats.zero_reallocs", S_SIZE, false },
+        { "stats.background_thread.num_threads", S_SIZE, false },
+        { "stats.background_thread.num_runs", S_U64, false },
+        { "stats.background_thread.run_interval", S_U64, false },
     };
+    const char *const config_flags[] = { "cache_oblivious", "debug", "fill", "lazy_lock",
+                                         "opt_safety_checks", "prof", "prof_libgcc",
+                                         "prof_libunwind", "stats", "utrace", "xmalloc" };
+    for (const char *c : config_flags)
+        v.push_back({ std::string("config.") + c, S_BOOL, false });
+    // jemalloc 5.3's global mutexes and their counters.
+    const char *const mutexes[] = { "ctl", "background_thread", "max_per_bg_thd", "prof",
+                                    "prof_thds_data", "prof_dump", "prof_recent_alloc",
+                                    "prof_recent_dump", "prof_stats" };
+    const std::vector<std::pair<std::string, size_t>> counters = {
+        { "num_ops", S_U64 },        { "num_wait", S_U64 },      { "num_spin_acq", S_U64 },
+        { "num_owner_switch", S_U64 }, { "total_wait_time", S_U64 },
+        { "max_wait_time", S_U64 },  { "max_num_thds", S_U32 },
+    };
+    for (const char *m : mutexes)
+        for (const auto &c : counters)
+            v.push_back({ std::string("stats.mutexes.") + m + "." + c.first, c.second, false });
     const std::string sa = "stats.arenas." + i + ".";
     const std::vector<std::pair<std::string, size_t>> arena_leaves = {
         { "nthreads", S_UNSIGNED },
@@ -215,10 +257,23 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "npurge", S_U64 },
         { "nmadvise", S_U64 },
         { "purged", S_U64 },
+        { "uptime", S_U64 },
+        { "base", S_SIZE },
+        { "pmuzzy", S_SIZE },
+        { "dirty_npurge", S_U64 },
+        { "dirty_nmadvise", S_U64 },
+        { "dirty_purged", S_U64 },
+        { "muzzy_npurge", S_U64 },
+        { "muzzy_nmadvise", S_U64 },
+        { "muzzy_purged", S_U64 },
+        { "dirty_decay_ms", S_SSIZE },
+        { "muzzy_decay_ms", S_SSIZE },
         { "small.allocated", S_SIZE },
         { "small.nmalloc", S_U64 },
         { "small.ndalloc", S_U64 },
         { "small.nrequests", S_U64 },
+        { "small.nfills", S_U64 },
+        { "small.nflushes", S_U64 },
         { "large.allocated", S_SIZE },
         { "large.nmalloc", S_U64 },
         { "large.ndalloc", S_U64 },
@@ -231,12 +286,20 @@ documented_names(const std::string &i, const std::string &bin, const std::string
         { "bins." + bin + ".nruns", S_U64 },
         { "bins." + bin + ".nfills", S_U64 },
         { "bins." + bin + ".nflushes", S_U64 },
+        { "bins." + bin + ".nslabs", S_U64 },
+        { "bins." + bin + ".curslabs", S_SIZE },
+        { "bins." + bin + ".nreslabs", S_U64 },
         { "lextents." + lext + ".nmalloc", S_U64 },
         { "lextents." + lext + ".ndalloc", S_U64 },
         { "lextents." + lext + ".nrequests", S_U64 },
         { "lextents." + lext + ".curlextents", S_SIZE },
         { "mutexes.arena.num_ops", S_U64 },
         { "mutexes.arena.num_wait", S_U64 },
+        { "mutexes.arena.num_spin_acq", S_U64 },
+        { "mutexes.arena.num_owner_switch", S_U64 },
+        { "mutexes.arena.total_wait_time", S_U64 },
+        { "mutexes.arena.max_wait_time", S_U64 },
+        { "mutexes.arena.max_num_thds", S_U32 },
     };
     for (const auto &l : arena_leaves)
         v.push_back({ sa + l.first, l.second, false });
@@ -346,15 +409,12 @@ ATF_TEST_CASE_BODY(names__unknown_give_enoent)
         "nope",
         "",
         ".",
-        "stats",
         "stats.",
         "stats..allocated",
         "stats.allocated.",
         "stats.allocated.x",
         "version.x",
         "Version",
-        "stats.arenas",
-        "stats.arenas.0",
         "stats.arenas.x.pactive",
         "stats.arenas.-1.pactive",
         "stats.arenas.99999.pactive",
@@ -363,18 +423,25 @@ ATF_TEST_CASE_BODY(names__unknown_give_enoent)
         "stats.arenas.4097.pactive",
         "stats.arenas.0.bins." + str(nb) + ".curregs",
         "stats.arenas.0.lextents." + str(nl) + ".curlextents",
-        "stats.arenas.0.bins.0",
         "stats.arenas.0.bins.0.nope",
         "arenas.bin.36.size",
         "arenas.bin." + str(nb) + ".size",
         "arenas.lextent." + str(nl) + ".size",
-        "arenas.bin",
         "arena.4097.purge",
         "arena." + str(na + 1) + ".purge",
-        "thread.tcache",
         "thread.tcache.flush.now",
         "opt.dss",
-        "opt",
+        // No such concept in arenalloc (see the manual).
+        "arena.0.destroy",
+        "arena.0.dss",
+        "arena.0.retain_grow_limit",
+        "arena.0.extent_hooks",
+        "arenas.lookup",
+        "tcache.create",
+        "thread.peak.read",
+        "stats.mutexes.reset",
+        "stats.arenas.0.extent_avail",
+        "prof.active",
     };
     for (const std::string &name : bad) {
         uint64_t v[2];
@@ -385,6 +452,24 @@ ATF_TEST_CASE_BODY(names__unknown_give_enoent)
         size_t miblen = 8;
         r = mallctlnametomib(name.c_str(), mib, &miblen);
         TU_REQUIRE_MSG(r == ENOENT, "mallctlnametomib(\"" << name << "\") = " << r);
+    }
+
+    // Inner names: no value by name, but a prefix MIB (jemalloc's too).
+    const char *const inner[] = { "stats", "stats.arenas", "stats.arenas.0",
+                                  "stats.arenas.0.bins.0", "arenas.bin", "thread.tcache",
+                                  "opt", "config", "stats.mutexes.ctl" };
+    for (const char *name : inner) {
+        uint64_t v[2];
+        size_t len = 8;
+        int r = mallctl(name, v, &len, NULL, 0);
+        TU_REQUIRE_MSG(r == ENOENT, "mallctl(\"" << name << "\") = " << r);
+        size_t mib[8];
+        size_t miblen = 8;
+        r = mallctlnametomib(name, mib, &miblen);
+        TU_REQUIRE_MSG(r == 0, "mallctlnametomib(\"" << name << "\") = " << r);
+        len = 8;
+        r = mallctlbymib(mib, miblen, v, &len, NULL, 0);
+        TU_REQUIRE_MSG(r == ENOENT, "mallctlbymib(\"" << name << "\") = " << r);
     }
 
     // MIBs: an index past the children, a number out of range, too short
@@ -501,7 +586,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(writes__read_only_gives_eperm);
 ATF_TEST_CASE_BODY(writes__read_only_gives_eperm)
 {
     for (const name_info &n : documented_names("0", "0", "0")) {
-        if (n.trigger || n.name == "epoch" || n.name == "thread.arena" ||
+        if (n.trigger || n.writable || n.name == "epoch" || n.name == "thread.arena" ||
             n.name == "background_thread")
             continue;
         uint64_t v[2] = { 0, 0 };
@@ -1221,6 +1306,354 @@ ATF_TEST_CASE_BODY(fork__while_refreshing)
     TU_REQUIRE_MSG(failure.empty(), failure);
 }
 
+// config.*: this build's answers (no profiling, fill and xmalloc built in,
+// no embedded configuration string).
+ATF_TEST_CASE_WITHOUT_HEAD(config__build_values);
+ATF_TEST_CASE_BODY(config__build_values)
+{
+    TU_REQUIRE_EQ(std::string(get<const char *>("config.malloc_conf")), "");
+    TU_REQUIRE_EQ(get<bool>("config.prof"), false);
+    TU_REQUIRE_EQ(get<bool>("config.prof_libgcc"), false);
+    TU_REQUIRE_EQ(get<bool>("config.prof_libunwind"), false);
+    TU_REQUIRE_EQ(get<bool>("config.cache_oblivious"), false);
+    TU_REQUIRE_EQ(get<bool>("config.fill"), true);
+    TU_REQUIRE_EQ(get<bool>("config.xmalloc"), true);
+    TU_REQUIRE_EQ(get<bool>("config.utrace"), true);
+    // The suite builds with statistics and free checks (configure's defaults).
+    TU_REQUIRE_EQ(get<bool>("config.stats"), true);
+    TU_REQUIRE_EQ(get<bool>("config.opt_safety_checks"), true);
+    TU_REQUIRE_EQ(get<size_t>("arenas.tcache_max"), 64 * KiB);
+    const unsigned nh = get<unsigned>("arenas.nhbins");
+    TU_REQUIRE_MSG(nh > nbins() && nh <= 64, "arenas.nhbins " << nh);
+    size_t max = get<size_t>("max_background_threads");
+    TU_REQUIRE_EQ(max, 1u);
+    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &max, sizeof(max)), 0);
+    size_t two = 2, zero = 0;
+    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &two, sizeof(two)), EINVAL);
+    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &zero, sizeof(zero)), EINVAL);
+    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &max, 4), EINVAL);
+}
+
+// thread.tcache.enabled: off, a small block comes straight from the arena
+// (its bin's curregs moves by exactly one without a flush); the thread's
+// byte counts survive the cache; on again, caching resumes.
+ATF_TEST_CASE_WITHOUT_HEAD(thread__tcache_enabled);
+ATF_TEST_CASE_BODY(thread__tcache_enabled)
+{
+    free(malloc(48));
+    TU_REQUIRE_EQ(get<bool>("thread.tcache.enabled"), true);
+    unsigned bin = 0;
+    while (get<size_t>("arenas.bin." + str(bin) + ".size") < 48)
+        bin++;
+    const std::string curregs = "stats.arenas." + str(get<unsigned>("thread.arena")) + ".bins." +
+                                str(bin) + ".curregs";
+    void *keep = malloc(48);  // in the cache's count when it goes
+    const uint64_t allocated = get<uint64_t>("thread.allocated");
+    bool off = false, old = false;
+    size_t len = sizeof(old);
+    TU_REQUIRE_EQ(mallctl("thread.tcache.enabled", &old, &len, &off, sizeof(off)), 0);
+    TU_REQUIRE_EQ(old, true);
+    TU_REQUIRE_EQ(get<bool>("thread.tcache.enabled"), false);
+    TU_REQUIRE_MSG(get<uint64_t>("thread.allocated") == allocated,
+                   "thread.allocated " << allocated << " -> " << get<uint64_t>("thread.allocated"));
+    refresh();
+    const size_t c0 = get<size_t>(curregs);
+    void *p = malloc(48);
+    ATF_REQUIRE(p != NULL);
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(curregs), c0 + 1);
+    TU_REQUIRE_EQ(get<uint64_t>("thread.allocated"), allocated + 48);
+    free(p);
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(curregs), c0);
+    bool on = true;
+    TU_REQUIRE_EQ(mallctl("thread.tcache.enabled", NULL, NULL, &on, 4), EINVAL);
+    TU_REQUIRE_EQ(mallctl("thread.tcache.enabled", NULL, NULL, &on, sizeof(on)), 0);
+    TU_REQUIRE_EQ(get<bool>("thread.tcache.enabled"), true);
+    free(malloc(48));  // a fill: the cache takes more than one region
+    refresh();
+    TU_REQUIRE_MSG(get<size_t>(curregs) > c0, curregs << " " << c0);
+    free(keep);
+    // thread.idle returns the cache too.
+    TU_REQUIRE_EQ(mallctl("thread.idle", NULL, NULL, NULL, 0), 0);
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(curregs), c0 - 1);
+}
+
+namespace {
+
+unsigned
+create_arena(void)
+{
+    unsigned index = 0;
+    size_t len = sizeof(index);
+    const int r = mallctl("arenas.create", &index, &len, NULL, 0);
+    TU_REQUIRE_MSG(r == 0 && len == sizeof(index), "arenas.create: " << r);
+    return index;
+}
+
+void
+set_thread_arena(unsigned index)
+{
+    const int r = mallctl("thread.arena", NULL, NULL, &index, sizeof(index));
+    TU_REQUIRE_MSG(r == 0, "thread.arena = " << index << ": " << r);
+}
+
+int
+reset_arena(unsigned index)
+{
+    return mallctl(("arena." + str(index) + ".reset").c_str(), NULL, NULL, NULL, 0);
+}
+
+}  // namespace
+
+// arenas.create: a new index after the automatic arenas, reached through
+// thread.arena; arena.<i>.reset discards its blocks, and it serves again.
+ATF_TEST_CASE_WITHOUT_HEAD(arenas__create_and_reset);
+ATF_TEST_CASE_BODY(arenas__create_and_reset)
+{
+    const unsigned na = narenas();
+    // A wrong size creates nothing and reads nothing.
+    uint64_t wide = 77;
+    size_t len = sizeof(wide);
+    TU_REQUIRE_EQ(mallctl("arenas.create", &wide, &len, NULL, 0), EINVAL);
+    TU_REQUIRE_EQ(len, 0u);
+    TU_REQUIRE_EQ(wide, 77u);
+    TU_REQUIRE_EQ(mallctl("arenas.create", NULL, NULL, NULL, 0), EINVAL);
+    TU_REQUIRE_EQ(narenas(), na);
+    // Extent hooks cannot be given.
+    unsigned index = 0;
+    len = sizeof(index);
+    void *hooks = &index;
+    TU_REQUIRE_EQ(mallctl("arenas.create", &index, &len, &hooks, sizeof(hooks)), EFAULT);
+    TU_REQUIRE_EQ(narenas(), na);
+
+    const unsigned a = create_arena();
+    TU_REQUIRE_EQ(a, na);
+    TU_REQUIRE_EQ(narenas(), na + 1);
+    TU_REQUIRE_EQ(create_arena(), na + 1);
+    refresh();
+    TU_REQUIRE_EQ(get<bool>("arena." + str(a) + ".initialized"), true);
+    const std::string sa = "stats.arenas." + str(a) + ".";
+    TU_REQUIRE_EQ(get<size_t>(sa + "small.allocated"), 0u);
+
+    const unsigned home = get<unsigned>("thread.arena");
+    std::vector<void *> blocks;
+    blocks.reserve(300);  // not in the new arena
+    set_thread_arena(a);
+    size_t small = 0, large = 0;
+    for (size_t i = 0; i < 300; i++) {
+        const size_t size = i % 10 == 9 ? 20 * KiB + i * 512 : 16 + i * 8;
+        void *p = malloc(size);
+        ATF_REQUIRE(p != NULL);
+        memset(p, 0x5c, size);
+        (size > 14 * KiB ? large : small) += malloc_usable_size(p);
+        blocks.push_back(p);
+    }
+    flush_cache();
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(sa + "small.allocated"), small);
+    TU_REQUIRE_EQ(get<size_t>(sa + "large.allocated"), large);
+    TU_REQUIRE_EQ(get<unsigned>(sa + "nthreads"), 1u);
+    TU_REQUIRE_MSG(get<size_t>(sa + "bins.1.curslabs") >= 1, "curslabs");
+    TU_REQUIRE_EQ(get<size_t>(sa + "bins.1.curslabs"), get<size_t>(sa + "bins.1.curruns"));
+    TU_REQUIRE_MSG(get<uint64_t>(sa + "bins.1.nreslabs") >= 1, "nreslabs");
+    const size_t pactive = get<size_t>(sa + "pactive");
+    TU_REQUIRE_MSG(pactive > 0, "pactive");
+
+    // Automatic arenas and the merged index cannot be reset.
+    TU_REQUIRE_EQ(reset_arena(0), EFAULT);
+    TU_REQUIRE_EQ(reset_arena(arenas_all), EFAULT);
+    TU_REQUIRE_EQ(mallctl(("arena." + str(a) + ".reset").c_str(), &len, &len, NULL, 0), EPERM);
+
+    // The blocks are gone: nothing allocated, every page free.
+    TU_REQUIRE_EQ(reset_arena(a), 0);
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(sa + "small.allocated"), 0u);
+    TU_REQUIRE_EQ(get<size_t>(sa + "large.allocated"), 0u);
+    TU_REQUIRE_EQ(get<size_t>(sa + "pactive"), 0u);
+    TU_REQUIRE_EQ(get<size_t>(sa + "bins.1.curregs"), 0u);
+    TU_REQUIRE_EQ(get<size_t>(sa + "bins.1.curslabs"), 0u);
+    TU_REQUIRE_EQ(get<uint64_t>(sa + "small.ndalloc"), get<uint64_t>(sa + "small.nmalloc"));
+    TU_REQUIRE_EQ(get<uint64_t>(sa + "large.ndalloc"), get<uint64_t>(sa + "large.nmalloc"));
+    TU_REQUIRE_MSG(get<size_t>(sa + "mapped") > 0, "chunks kept");
+
+    // The arena serves again, the same pages first.
+    for (size_t i = 0; i < 300; i++) {
+        const size_t size = i % 10 == 9 ? 20 * KiB + i * 512 : 16 + i * 8;
+        blocks[i] = malloc(size);
+        ATF_REQUIRE(blocks[i] != NULL);
+        memset(blocks[i], 0xa3, size);
+    }
+    for (void *p : blocks)
+        free(p);
+    flush_cache();
+    refresh();
+    TU_REQUIRE_EQ(get<size_t>(sa + "small.allocated"), 0u);
+    TU_REQUIRE_EQ(get<size_t>(sa + "large.allocated"), 0u);
+    set_thread_arena(home);
+}
+
+// A reset is refused while another thread's cache is seen holding a block
+// of the arena, and goes through once that thread has flushed it.
+ATF_TEST_CASE_WITHOUT_HEAD(arenas__reset_waits_for_caches);
+ATF_TEST_CASE_BODY(arenas__reset_waits_for_caches)
+{
+    const unsigned a = create_arena();
+    std::atomic<int> step{ 0 };
+    std::thread user([&] {
+        set_thread_arena(a);
+        for (int i = 0; i < 50; i++)
+            free(malloc(64));  // cached
+        step.store(1);
+        while (step.load() != 2)
+            usleep(1000);
+        flush_cache();
+        step.store(3);
+        while (step.load() != 4)
+            usleep(1000);
+    });
+    while (step.load() != 1)
+        usleep(1000);
+    TU_REQUIRE_EQ(reset_arena(a), EFAULT);
+    step.store(2);
+    while (step.load() != 3)
+        usleep(1000);
+    TU_REQUIRE_EQ(reset_arena(a), 0);
+    step.store(4);
+    user.join();
+}
+
+// Decay times: per arena, read-write within the option's bounds; the
+// default for new arenas; no muzzy stage (0).
+ATF_TEST_CASE_WITHOUT_HEAD(arena__decay_ms);
+ATF_TEST_CASE_BODY(arena__decay_ms)
+{
+    const ssize_t opt = get<ssize_t>("opt.decay_ms");
+    TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), opt);
+    TU_REQUIRE_EQ(get<ssize_t>("arenas.dirty_decay_ms"), opt);
+    ssize_t ms = 5000, old = 0;
+    size_t len = sizeof(old);
+    TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", &old, &len, &ms, sizeof(ms)), 0);
+    TU_REQUIRE_EQ(old, opt);
+    TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), 5000);
+    refresh();
+    TU_REQUIRE_EQ(get<ssize_t>("stats.arenas.0.dirty_decay_ms"), 5000);
+    // Setting it purges what is dirty.
+    TU_REQUIRE_EQ(get<size_t>("stats.arenas.0.pdirty"), 0u);
+    ssize_t bad[] = { -1, 0, 99, 3600001 };
+    for (ssize_t b : bad)
+        TU_REQUIRE_MSG(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &b, sizeof(b)) == EFAULT, b);
+    TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, 4), EINVAL);
+    TU_REQUIRE_EQ(mallctl(("arena." + str(arenas_all) + ".dirty_decay_ms").c_str(), &old, &len,
+                          NULL, 0), EFAULT);
+    TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), 5000);
+    // New arenas take arenas.dirty_decay_ms.
+    ms = 2000;
+    TU_REQUIRE_EQ(mallctl("arenas.dirty_decay_ms", NULL, NULL, &ms, sizeof(ms)), 0);
+    TU_REQUIRE_EQ(get<ssize_t>("arenas.dirty_decay_ms"), 2000);
+    const unsigned a = create_arena();
+    TU_REQUIRE_EQ(get<ssize_t>("arena." + str(a) + ".dirty_decay_ms"), 2000);
+    TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), 5000);
+    // The decay trigger takes no value.
+    TU_REQUIRE_EQ(mallctl("arena.0.decay", NULL, NULL, NULL, 0), 0);
+    TU_REQUIRE_EQ(mallctl("arena.0.decay", &old, &len, NULL, 0), EPERM);
+    // Muzzy: always 0.
+    const char *muzzy[] = { "arenas.muzzy_decay_ms", "arena.0.muzzy_decay_ms" };
+    for (const char *name : muzzy) {
+        TU_REQUIRE_EQ(get<ssize_t>(name), 0);
+        ssize_t zero = 0, one = 1;
+        TU_REQUIRE_EQ(mallctl(name, NULL, NULL, &zero, sizeof(zero)), 0);
+        TU_REQUIRE_EQ(mallctl(name, NULL, NULL, &one, sizeof(one)), EFAULT);
+    }
+    refresh();
+    TU_REQUIRE_EQ(get<ssize_t>("stats.arenas.0.muzzy_decay_ms"), 0);
+    TU_REQUIRE_EQ(get<size_t>("stats.arenas.0.pmuzzy"), 0u);
+}
+
+// The other new statistics: realloc(p, 0) calls, the purging thread's
+// counts, the ctl mutex, arena uptime and metadata, and the dirty_* names
+// as the older ones.
+ATF_TEST_CASE_WITHOUT_HEAD(stats__jemalloc5_names);
+ATF_TEST_CASE_BODY(stats__jemalloc5_names)
+{
+    const size_t z0 = get<size_t>("stats.zero_reallocs");
+    void *p = malloc(10);
+    p = realloc(p, 0);
+    free(p);
+    p = realloc(NULL, 0);  // no pointer: not counted
+    free(p);
+    TU_REQUIRE_EQ(get<size_t>("stats.zero_reallocs"), z0 + 1);
+
+    TU_REQUIRE_EQ(get<size_t>("stats.background_thread.num_threads"), 0u);
+    TU_REQUIRE_EQ(get<uint64_t>("stats.background_thread.num_runs"), 0u);
+    bool on = true;
+    TU_REQUIRE_EQ(mallctl("background_thread", NULL, NULL, &on, sizeof(on)), 0);
+    TU_REQUIRE_EQ(get<size_t>("stats.background_thread.num_threads"), 1u);
+    on = false;
+    TU_REQUIRE_EQ(mallctl("background_thread", NULL, NULL, &on, sizeof(on)), 0);
+
+    const uint64_t ops = get<uint64_t>("stats.mutexes.ctl.num_ops");
+    refresh();
+    TU_REQUIRE_MSG(get<uint64_t>("stats.mutexes.ctl.num_ops") > ops, "ctl num_ops");
+    TU_REQUIRE_EQ(get<uint64_t>("stats.mutexes.prof.num_ops"), 0u);
+
+    usleep(20000);
+    refresh();
+    TU_REQUIRE_MSG(get<uint64_t>("stats.arenas.0.uptime") >= 10000000, "uptime");
+    TU_REQUIRE_EQ(get<uint64_t>("stats.arenas." + str(arenas_all) + ".uptime"),
+                  get<uint64_t>("stats.arenas.0.uptime"));
+    // The arenas' metadata adds up to stats.metadata.
+    size_t base = 0;
+    for (unsigned i = 0; i < narenas(); i++)
+        if (get<bool>("arena." + str(i) + ".initialized"))
+            base += get<size_t>("stats.arenas." + str(i) + ".base");
+    TU_REQUIRE_EQ(base, get<size_t>("stats.metadata"));
+    TU_REQUIRE_EQ(get<size_t>("stats.arenas." + str(arenas_all) + ".base"),
+                  get<size_t>("stats.metadata"));
+    TU_REQUIRE_EQ(get<uint64_t>("stats.arenas.0.dirty_npurge"),
+                  get<uint64_t>("stats.arenas.0.npurge"));
+    TU_REQUIRE_EQ(get<uint64_t>("stats.arenas.0.dirty_purged"),
+                  get<uint64_t>("stats.arenas.0.purged"));
+    TU_REQUIRE_EQ(get<uint64_t>("stats.arenas.0.dirty_nmadvise"),
+                  get<uint64_t>("stats.arenas.0.nmadvise"));
+    TU_REQUIRE_EQ(get<uint64_t>("stats.arenas.0.bins.0.nslabs"),
+                  get<uint64_t>("stats.arenas.0.bins.0.nruns"));
+}
+
+// An inner name's MIB, completed by the caller as jemalloc's users do.
+ATF_TEST_CASE_WITHOUT_HEAD(mib__inner_prefix);
+ATF_TEST_CASE_BODY(mib__inner_prefix)
+{
+    refresh();
+    size_t mib[8];
+    size_t len = 8;
+    ATF_REQUIRE_EQ(mallctlnametomib("stats.arenas", mib, &len), 0);
+    TU_REQUIRE_EQ(len, 2u);
+    const mib_t full = mib_of("stats.arenas.0.bins.3.nmalloc");
+    TU_REQUIRE_MSG(mib[0] == full.v[0] && mib[1] == full.v[1], "prefix differs");
+    mib[2] = 0;
+    mib[3] = full.v[3];
+    mib[4] = 3;
+    mib[5] = full.v[5];
+    uint64_t v = 0;
+    size_t vlen = sizeof(v);
+    ATF_REQUIRE_EQ(mallctlbymib(mib, 6, &v, &vlen, NULL, 0), 0);
+    TU_REQUIRE_EQ(v, get<uint64_t>("stats.arenas.0.bins.3.nmalloc"));
+    ATF_REQUIRE_EQ(mallctlbymib(mib, 2, &v, &vlen, NULL, 0), ENOENT);
+    ATF_REQUIRE_EQ(mallctlbymib(mib, 3, &v, &vlen, NULL, 0), ENOENT);
+    len = 8;
+    ATF_REQUIRE_EQ(mallctlnametomib("arenas.bin", mib, &len), 0);
+    TU_REQUIRE_EQ(len, 2u);
+    const mib_t size = mib_of("arenas.bin.0.size");
+    mib[2] = 4;
+    mib[3] = size.v[3];
+    size_t s = 0;
+    vlen = sizeof(s);
+    ATF_REQUIRE_EQ(mallctlbymib(mib, 4, &s, &vlen, NULL, 0), 0);
+    TU_REQUIRE_EQ(s, get<size_t>("arenas.bin.4.size"));
+}
+
 ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, names__every_name_answers);
@@ -1238,4 +1671,11 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, exact__two_threads);
     ATF_ADD_TEST_CASE(tcs, concurrent__with_stress);
     ATF_ADD_TEST_CASE(tcs, fork__while_refreshing);
+    ATF_ADD_TEST_CASE(tcs, config__build_values);
+    ATF_ADD_TEST_CASE(tcs, thread__tcache_enabled);
+    ATF_ADD_TEST_CASE(tcs, arenas__create_and_reset);
+    ATF_ADD_TEST_CASE(tcs, arenas__reset_waits_for_caches);
+    ATF_ADD_TEST_CASE(tcs, arena__decay_ms);
+    ATF_ADD_TEST_CASE(tcs, stats__jemalloc5_names);
+    ATF_ADD_TEST_CASE(tcs, mib__inner_prefix);
 }

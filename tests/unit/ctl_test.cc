@@ -1,6 +1,7 @@
 // Unit tests of the mallctl name space (lib/ctl.h), called directly:
 // reads of known values, the errors (ENOENT, EINVAL, EPERM), name to MIB
-// translation and partial MIBs, the epoch's snapshot, and a write.
+// translation, partial MIBs and inner names' prefixes, the epoch's
+// snapshot, a write, and the arena table's created arenas.
 #include <atf-c++.hpp>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "allocator.h"
+#include "arena.h"
 #include "chunk.h"
 #include "ctl.h"
 #include "init.h"
@@ -36,6 +38,13 @@ int read_error(const std::string &name) {
     uint64_t v = 0;
     size_t len = sizeof(v);
     return ctl_byname(name.c_str(), &v, &len, nullptr, 0);
+}
+
+// The MIB of name (which must translate) in mib; its length.
+size_t mib_of(const char *name, size_t *mib) {
+    size_t len = kCtlMaxDepth;
+    ATF_REQUIRE_EQ(ctl_nametomib(name, mib, &len), 0);
+    return len;
 }
 
 void refresh() {
@@ -228,6 +237,62 @@ ATF_TEST_CASE_BODY(ctl__thread_arena_moves_the_thread) {
     ATF_REQUIRE_EQ(thread_arena()->index, target);
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(ctl__inner_names);
+ATF_TEST_CASE_BODY(ctl__inner_names) {
+    // An inner name gives its prefix MIB; no value by name or by that MIB.
+    size_t mib[kCtlMaxDepth];
+    ATF_REQUIRE_EQ(mib_of("stats.arenas", mib), 2u);
+    ATF_REQUIRE_EQ(mib[0], 7u);
+    size_t v = 0, vlen = sizeof(v);
+    ATF_REQUIRE_EQ(ctl_bymib(mib, 2, &v, &vlen, nullptr, 0), ENOENT);
+    ATF_REQUIRE_EQ(read_error("stats.arenas"), ENOENT);
+    // Completed: stats.arenas.0.mapped (mapped is the second arena leaf).
+    refresh();
+    mib[2] = 0;
+    mib[3] = 1;
+    ATF_REQUIRE_EQ(ctl_bymib(mib, 4, &v, &vlen, nullptr, 0), 0);
+    ATF_REQUIRE_EQ(v, read_name<size_t>("stats.arenas.0.mapped"));
+    ATF_REQUIRE_EQ(mib_of("config", mib), 1u);
+    ATF_REQUIRE_EQ(mib_of("stats.arenas.0.bins.2", mib), 5u);
+    ATF_REQUIRE_EQ(mib[4], 2u);
+    // An inner name that does not exist is still unknown.
+    size_t len = kCtlMaxDepth;
+    ATF_REQUIRE_EQ(ctl_nametomib("stats.nosuch", mib, &len), ENOENT);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(ctl__created_arenas);
+ATF_TEST_CASE_BODY(ctl__created_arenas) {
+    aa_free(aa_malloc(16));
+    const unsigned autos = g_narenas_auto;
+    ATF_REQUIRE_EQ(g_narenas, autos);
+    unsigned index = 0;
+    size_t len = sizeof(index);
+    ATF_REQUIRE_EQ(ctl_byname("arenas.create", &index, &len, nullptr, 0), 0);
+    ATF_REQUIRE_EQ(index, autos);
+    ATF_REQUIRE_EQ(g_narenas, autos + 1);
+    ATF_REQUIRE_EQ(g_narenas_auto, autos);
+    ATF_REQUIRE(arena_peek(index) != nullptr);
+    ATF_REQUIRE_EQ(arena_peek(index)->index, index);
+    ATF_REQUIRE(arena_index_is_manual(index) && !arena_index_is_manual(autos - 1));
+    ATF_REQUIRE_EQ(read_name<unsigned>("arenas.narenas"), autos + 1);
+    // The merged index follows the count (jemalloc 4's spelling).
+    refresh();
+    const std::string merged = "stats.arenas." + std::to_string(autos + 1) + ".mapped";
+    ATF_REQUIRE_EQ(read_error(merged), 0);
+    // The thread reaches it by thread.arena only.
+    ATF_REQUIRE_EQ(ctl_byname("thread.arena", nullptr, nullptr, &index, sizeof(index)), 0);
+    ATF_REQUIRE_EQ(thread_arena(), arena_peek(index));
+    void *p = aa_malloc(100);
+    ATF_REQUIRE_EQ(chunk_containing(p)->arena, arena_peek(index));
+    aa_free(p);
+    // Reset: refused for an automatic arena, done for this one.
+    std::string reset0 = "arena.0.reset";
+    ATF_REQUIRE_EQ(ctl_byname(reset0.c_str(), nullptr, nullptr, nullptr, 0), EFAULT);
+    std::string reset = "arena." + std::to_string(index) + ".reset";
+    ATF_REQUIRE_EQ(ctl_byname(reset.c_str(), nullptr, nullptr, nullptr, 0), 0);
+    ATF_REQUIRE_EQ(arena_peek(index)->nactive, 0u);
+}
+
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, ctl__reads_known_values);
     ATF_ADD_TEST_CASE(tcs, ctl__unknown_names);
@@ -237,4 +302,6 @@ ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, ctl__partial_mib);
     ATF_ADD_TEST_CASE(tcs, ctl__epoch_refreshes_the_snapshot);
     ATF_ADD_TEST_CASE(tcs, ctl__thread_arena_moves_the_thread);
+    ATF_ADD_TEST_CASE(tcs, ctl__inner_names);
+    ATF_ADD_TEST_CASE(tcs, ctl__created_arenas);
 }

@@ -61,7 +61,7 @@ const Member kMutex[] = {M(Mutex, lock_), M(Mutex, nacquired_), M(Mutex, nconten
 const Member kBin[] = {M(Bin, current), M(Bin, nonfull), M(Bin, empty), M(Bin, nempty),
                        M(Bin, nmalloc), M(Bin, ndalloc),
                        M(Bin, nrequests), M(Bin, nfills), M(Bin, nflushes), M(Bin, nruns),
-                       M(Bin, curruns)};
+                       M(Bin, curruns), M(Bin, nreslabs)};
 const Member kLarge[] = {M(LargeClassStats, nmalloc), M(LargeClassStats, ndalloc),
                          M(LargeClassStats, curruns)};
 const Member kArenaStats[] = {
@@ -76,7 +76,7 @@ const Member kArena[] = {
     M(Arena, nkept), M(Arena, kept_since),
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
     M(Arena, nclean_taken), M(Arena, ratio_purged), M(Arena, ratio_purged_at),
-    M(Arena, lg_allowance_boost),
+    M(Arena, lg_allowance_boost), M(Arena, decay_ms), M(Arena, created_ms),
     M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
