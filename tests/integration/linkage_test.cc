@@ -166,6 +166,7 @@ public_names(void)
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
         "_malloc_thread_cleanup", "free_sized", "free_aligned_sized",
         "arenalloc_debug_descriptor",
+        "mallocx", "rallocx", "xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
     };
     return names;
 }
