@@ -352,6 +352,14 @@ void *aa_calloc(size_t n, size_t size) {
     return finish("calloc", nullptr, total, allocate(total, true));
 }
 
+// A huge block that cannot grow where it is moves without a copy.
+void *grow_huge_by_moving(void *ptr, size_t old_usize, size_t size) {
+    if (old_usize <= g_chunk.large_max || size <= old_usize)
+        return nullptr;
+    uintptr_t owner = registry_lookup(ptr);
+    return huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
+}
+
 namespace {
 
 AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
@@ -382,11 +390,8 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
         return nullptr;  // reported; the bad pointer is left alone
     if (!hardened && resize_in_place(ptr, old_usize, size))
         return finish("realloc", ptr, size, ptr);
-    if (!hardened && old_usize > g_chunk.large_max && size > old_usize) {
-        // A huge block that cannot grow where it is moves without a copy.
-        uintptr_t owner = registry_lookup(ptr);
-        void *moved = huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
-        if (moved != nullptr)
+    if (!hardened) {
+        if (void *moved = grow_huge_by_moving(ptr, old_usize, size))
             return finish("realloc", ptr, size, moved);
     }
     void *fresh = allocate(size, false);

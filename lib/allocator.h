@@ -140,6 +140,11 @@ void deallocate(void *ptr, const char *fn);
 // without moving it; false when that cannot be done.
 bool resize_in_place(void *ptr, size_t old_usize, size_t size);
 
+// The live block ptr (usable size old_usize), when it is huge and size
+// is bigger, grown by moving its pages to a new range without a copy; the
+// new address, or nullptr.
+void *grow_huge_by_moving(void *ptr, size_t old_usize, size_t size);
+
 // The end of a public call that returns a block (result): with X a
 // failure aborts, with U the call is traced.
 void *finish_call(const char *fn, const void *arg, size_t size, void *result);

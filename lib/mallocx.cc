@@ -11,8 +11,6 @@
 
 #include "allocator.h"
 #include "arena.h"
-#include "chunk.h"
-#include "chunk_registry.h"
 #include "hardened.h"
 #include "huge.h"
 #include "init.h"
@@ -181,12 +179,11 @@ void *aa_rallocx(void *ptr, size_t size, int flags) {
             zero_grown(ptr, old_usize, block_usable_size(ptr, "rallocx"));
         return finish_call("rallocx", ptr, size, ptr);
     }
-    if (!hardened && !f.past_cache && !f.zero && f.align <= kPage &&
-        old_usize > g_chunk.large_max && size > old_usize) {
-        // A huge block that cannot grow where it is moves without a copy.
-        uintptr_t owner = registry_lookup(ptr);
-        void *moved = huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
-        if (moved != nullptr)
+    // As realloc does, without a copy where it can: not past the page
+    // alignment the move keeps, nor into another arena, nor with bytes to
+    // zero.
+    if (!hardened && !f.past_cache && !f.zero && f.align <= kPage) {
+        if (void *moved = grow_huge_by_moving(ptr, old_usize, size))
             return finish_call("rallocx", ptr, size, moved);
     }
     void *fresh = allocate_flagged(size, f);

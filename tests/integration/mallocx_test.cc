@@ -52,21 +52,25 @@ refresh_stats(void)
 }
 
 unsigned
-narenas(void)
+read_unsigned(const char *name)
 {
-    unsigned n = 0;
-    size_t len = sizeof(n);
-    ATF_REQUIRE_EQ(mallctl("arenas.narenas", &n, &len, NULL, 0), 0);
-    return n;
+    unsigned v = 0;
+    size_t len = sizeof(v);
+    TU_REQUIRE_MSG(mallctl(name, &v, &len, NULL, 0) == 0, name);
+    return v;
 }
 
 unsigned
+narenas(void)
+{
+    return read_unsigned("arenas.narenas");
+}
+
+// The calling thread's arena.
+unsigned
 thread_arena(void)
 {
-    unsigned i = 0;
-    size_t len = sizeof(i);
-    ATF_REQUIRE_EQ(mallctl("thread.arena", &i, &len, NULL, 0), 0);
-    return i;
+    return read_unsigned("thread.arena");
 }
 
 // Bytes of live small or large blocks arena i has handed out (thread
