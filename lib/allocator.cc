@@ -56,18 +56,6 @@ void *counted(void *p, size_t usize) {
 
 }  // namespace
 
-namespace {
-
-enum class BlockKind { kSmall, kLarge, kHuge };
-
-// Where a block for a request of size bytes (1 to kMaxRequest) aligned to
-// align (a power of two) comes from.
-struct BlockRoute {
-    BlockKind kind;
-    unsigned cls;  // kSmall and kLarge: the size class
-    size_t usize;  // the usable size the block gets
-};
-
 // The one routing between small, large and huge: allocate_big_once
 // follows it, and request_usable_size answers from it what a block would
 // measure.
@@ -94,6 +82,8 @@ BlockRoute route_request(size_t size, size_t align) {
     }
     return {BlockKind::kHuge, 0, align_up(size, kPage)};
 }
+
+namespace {
 
 // Requests above kSmallMax with natural (page) alignment, or any request
 // with alignment above what a small class gives.  The thread cache serves
@@ -157,16 +147,18 @@ AA_ALWAYS_INLINE void *allocate(size_t size, bool zero) {
     return allocate_big(size, kPage, zero);
 }
 
-void *allocate_aligned(size_t size, size_t align) {
+}  // namespace
+
+void *allocate_aligned(size_t size, size_t align, bool zero) {
     if (align <= kMinSize)
-        return allocate(size, false);
+        return allocate(size, zero);
     if (size == 0)
         size = 1;
     if (size > kMaxRequest)
         return fail_enomem();
     if (AA_UNLIKELY(hardened_in_force()))
-        return hardened_allocate(size, align, false);
-    return allocate_big(size, align, false);
+        return hardened_allocate(size, align, zero);
+    return allocate_big(size, align, zero);
 }
 
 // Usable size of a live block, or 0 after reporting a bad pointer.
@@ -209,6 +201,8 @@ void deallocate(void *ptr, const char *fn) {
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
 
+namespace {
+
 // The bin of ptr when a look without the arena lock finds it a live small
 // block: what aa_free checks (a region start of a small run), its bitmap
 // bit (not free in the arena) and the free mark (not in a thread cache);
@@ -231,6 +225,8 @@ AA_ALWAYS_INLINE int live_small_bin(const void *ptr) {
     return r->size_class;
 }
 
+}  // namespace
+
 // Tries to satisfy realloc without moving the block.
 bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
     if (old_usize <= kSmallMax)
@@ -246,6 +242,8 @@ bool resize_in_place(void *ptr, size_t old_usize, size_t size) {
         return false;
     return huge_ralloc_in_place(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
 }
+
+namespace {
 
 // The end of every public function that can fail: with X, abort rather
 // than return NULL.
@@ -273,6 +271,12 @@ AA_NOINLINE void *realloc_small_move(void *ptr, unsigned bin, size_t size) {
     return finish("realloc", ptr, size, fresh);
 }
 
+}  // namespace
+
+void *finish_call(const char *fn, const void *arg, size_t size, void *result) {
+    return finish(fn, arg, size, result);
+}
+
 // The usable size a block made by allocate_aligned(size, align) has (align
 // at most kMinSize: by allocate(size)), following the same routing.
 size_t request_usable_size(size_t size, size_t align) {
@@ -287,18 +291,14 @@ size_t request_usable_size(size_t size, size_t align) {
     return route_request(size, align).usize;
 }
 
-}  // namespace
-
-void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
-    if (ptr == nullptr)
-        return;
+bool sized_free_matches(void *ptr, size_t align, size_t size, const char *fn) {
     if (!ensure_initialized())
-        return;
+        return false;
     // Checked against the page map (or the huge descriptor) before the
     // block is touched; a bad pointer is reported there.
     size_t usize = block_usable_size(ptr, fn);
     if (usize == 0)
-        return;
+        return false;
     // Under S a block is bigger than its request by its canary or guard
     // page: the expected size is that of what hardened_allocate asked for.
     size_t expected = 0;
@@ -321,9 +321,14 @@ void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
             finding.str("block is not aligned to ").dec(align);
         buf[finding.size()] = '\0';
         report_invalid_pointer(fn, ptr, buf);
-        return;  // with a: ignored, the block leaks
+        return false;  // with a: ignored, the block leaks
     }
-    aa_free(ptr);  // the thread cache takes small blocks, as free() does
+    return true;
+}
+
+void aa_free_sized(void *ptr, size_t align, size_t size, const char *fn) {
+    if (ptr != nullptr && sized_free_matches(ptr, align, size, fn))
+        aa_free(ptr);  // the thread cache takes small blocks, as free() does
 }
 
 void *malloc_slow(size_t size) {
@@ -346,6 +351,14 @@ void *aa_calloc(size_t n, size_t size) {
     }
     // Huge blocks are fresh mappings, already zero.
     return finish("calloc", nullptr, total, allocate(total, true));
+}
+
+// A huge block that cannot grow where it is moves without a copy.
+void *grow_huge_by_moving(void *ptr, size_t old_usize, size_t size) {
+    if (old_usize <= g_chunk.large_max || size <= old_usize)
+        return nullptr;
+    uintptr_t owner = registry_lookup(ptr);
+    return huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
 }
 
 namespace {
@@ -379,11 +392,8 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
         return nullptr;  // reported; the bad pointer is left alone
     if (!hardened && resize_in_place(ptr, old_usize, size))
         return finish("realloc", ptr, size, ptr);
-    if (!hardened && old_usize > g_chunk.large_max && size > old_usize) {
-        // A huge block that cannot grow where it is moves without a copy.
-        uintptr_t owner = registry_lookup(ptr);
-        void *moved = huge_ralloc_move(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, size);
-        if (moved != nullptr)
+    if (!hardened) {
+        if (void *moved = grow_huge_by_moving(ptr, old_usize, size))
             return finish("realloc", ptr, size, moved);
     }
     void *fresh = allocate(size, false);
@@ -501,7 +511,7 @@ AA_ALWAYS_INLINE void *aligned_small_fast(size_t align, size_t size) {
 AA_NOINLINE int posix_memalign_general(void **out, size_t align, size_t size) {
     int saved_errno = errno;
     void *p = finish("posix_memalign", reinterpret_cast<void *>(align), size,
-                     allocate_aligned(size, align));
+                     allocate_aligned(size, align, false));
     if (p == nullptr) {
         // POSIX asks only for the return value; glibc sets errno as well,
         // and programs written for it test errno.
@@ -514,7 +524,7 @@ AA_NOINLINE int posix_memalign_general(void **out, size_t align, size_t size) {
 
 AA_NOINLINE void *aligned_alloc_general(size_t align, size_t size) {
     return finish("aligned_alloc", reinterpret_cast<void *>(align), size,
-                  allocate_aligned(size, align));
+                  allocate_aligned(size, align, false));
 }
 
 }  // namespace
@@ -555,22 +565,22 @@ void *aa_memalign(size_t align, size_t size) {
 }
 
 void *aa_valloc(size_t size) {
-    return finish("valloc", nullptr, size, allocate_aligned(size, kPage));
+    return finish("valloc", nullptr, size, allocate_aligned(size, kPage, false));
 }
 
 void *aa_pvalloc(size_t size) {
     size_t rounded = align_up(size == 0 ? 1 : size, kPage);
     if (rounded < size)
         return finish("pvalloc", nullptr, size, fail_enomem());
-    return finish("pvalloc", nullptr, size, allocate_aligned(rounded, kPage));
+    return finish("pvalloc", nullptr, size, allocate_aligned(rounded, kPage, false));
 }
 
-size_t aa_usable_size(const void *ptr) {
+size_t aa_usable_size(const void *ptr, const char *fn) {
     if (ptr == nullptr)
         return 0;
-    size_t usize = block_usable_size(ptr, "malloc_usable_size");
+    size_t usize = block_usable_size(ptr, fn);
     if (AA_UNLIKELY(g_options.hardened) && usize != 0)
-        usize = hardened_usable_size(ptr, usize, "malloc_usable_size");
+        usize = hardened_usable_size(ptr, usize, fn);
     return usize;
 }
 

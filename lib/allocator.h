@@ -105,6 +105,54 @@ AA_ALWAYS_INLINE void aa_free(void *ptr) {
     free_large(ptr, e);
 }
 
+// The out-of-line pieces that mallocx.cc builds the jemalloc-style
+// interface from.
+
+enum class BlockKind { kSmall, kLarge, kHuge };
+
+// Where a block for a request of size bytes (1 to kMaxRequest) aligned to
+// align (a power of two) comes from.
+struct BlockRoute {
+    BlockKind kind;
+    unsigned cls;  // kSmall and kLarge: the size class
+    size_t usize;  // the usable size the block gets
+};
+BlockRoute route_request(size_t size, size_t align);
+
+// The usable size a block made by allocate_aligned(size, align) has, 0 when
+// the request is too big.
+size_t request_usable_size(size_t size, size_t align);
+
+// A block as posix_memalign makes it (align at most kMinSize: as malloc
+// does), zeroed when asked, through the thread cache where its class is
+// cached; nullptr with errno ENOMEM.
+void *allocate_aligned(size_t size, size_t align, bool zero);
+
+// Usable size of a live block, or 0 after reporting a bad pointer on
+// behalf of fn (a block waiting in a thread cache included).
+size_t block_usable_size(const void *ptr, const char *fn);
+
+// Frees straight to the block's arena (or its huge mapping), past the
+// thread cache; bad pointers are reported on behalf of fn.
+void deallocate(void *ptr, const char *fn);
+
+// Resizes the live block ptr (usable size old_usize) to size bytes
+// without moving it; false when that cannot be done.
+bool resize_in_place(void *ptr, size_t old_usize, size_t size);
+
+// The live block ptr (usable size old_usize), when it is huge and size
+// is bigger, grown by moving its pages to a new range without a copy; the
+// new address, or nullptr.
+void *grow_huge_by_moving(void *ptr, size_t old_usize, size_t size);
+
+// The end of a public call that returns a block (result): with X a
+// failure aborts, with U the call is traced.
+void *finish_call(const char *fn, const void *arg, size_t size, void *result);
+
+// free_sized's check: whether ptr's block is the one size (aligned to
+// align) gives; a mismatch or a bad pointer is reported on behalf of fn.
+bool sized_free_matches(void *ptr, size_t align, size_t size, const char *fn);
+
 void *aa_calloc(size_t n, size_t size);
 void *aa_realloc(void *ptr, size_t size);
 void *aa_reallocarray(void *ptr, size_t n, size_t size);
@@ -115,7 +163,7 @@ void *aa_aligned_alloc(size_t align, size_t size);
 void *aa_memalign(size_t align, size_t size);
 void *aa_valloc(size_t size);
 void *aa_pvalloc(size_t size);
-size_t aa_usable_size(const void *ptr);
+size_t aa_usable_size(const void *ptr, const char *fn = "malloc_usable_size");
 
 // C23's free_sized (align 1) and free_aligned_sized: the block's size class
 // must be the one size (aligned to align) gives; a mismatch is reported

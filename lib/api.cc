@@ -12,8 +12,9 @@
 #include "allocator.h"
 #include "ctl.h"
 #include "init.h"
+#include "mallocx.h"
 #include "thread_state.h"
-#include "arenalloc.h"
+#include "malloc_np.h"
 #include "debug_descriptor.h"
 #include "stats.h"
 #include "summary.h"
@@ -50,6 +51,17 @@ AA_EXPORT void ARENALLOC_NAME(free_aligned_sized)(void *ptr, size_t align, size_
     aa_free_sized(ptr, align, size, "free_aligned_sized");
 }
 AA_EXPORT size_t ARENALLOC_NAME(malloc_usable_size)(void *ptr) ARENALLOC_NOTHROW { return aa_usable_size(ptr); }
+
+// jemalloc's non-standard interface (malloc_np.h).
+AA_EXPORT void *ARENALLOC_NAME(mallocx)(size_t size, int flags) { return aa_mallocx(size, flags); }
+AA_EXPORT void *ARENALLOC_NAME(rallocx)(void *ptr, size_t size, int flags) { return aa_rallocx(ptr, size, flags); }
+AA_EXPORT size_t ARENALLOC_NAME(xallocx)(void *ptr, size_t size, size_t extra, int flags) {
+    return aa_xallocx(ptr, size, extra, flags);
+}
+AA_EXPORT size_t ARENALLOC_NAME(sallocx)(const void *ptr, int flags) { return aa_sallocx(ptr, flags); }
+AA_EXPORT void ARENALLOC_NAME(dallocx)(void *ptr, int flags) { aa_dallocx(ptr, flags); }
+AA_EXPORT void ARENALLOC_NAME(sdallocx)(void *ptr, size_t size, int flags) { aa_sdallocx(ptr, size, flags); }
+AA_EXPORT size_t ARENALLOC_NAME(nallocx)(size_t size, int flags) { return aa_nallocx(size, flags); }
 
 AA_EXPORT size_t ARENALLOC_NAME(arenalloc_purge)(void) { return aa_purge(); }
 

@@ -254,6 +254,11 @@ void arena_merge_counts(Arena *a, const CountDelta *counts, unsigned nclasses);
 void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
                          const CountDelta *cache_counts = nullptr);
 
+// The same from a's own free pages or new chunks only, never another
+// arena's (mallocx with MALLOCX_ARENA: the block belongs to the arena
+// asked for), and counted as one request.
+void *arena_malloc_large_in(Arena *a, unsigned cls, size_t align, bool zero);
+
 // Frees, in one lock hold, those of the n large blocks of class cls in
 // ptrs (from a thread cache) that a owns, each checked as free() checks a
 // block, and adds the cache's counts of the class; the others are moved to

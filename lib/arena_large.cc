@@ -148,20 +148,17 @@ Run *run_alloc_anywhere(Arena *a, uint32_t npages, uint32_t align_pages, Arena *
     return r;
 }
 
-}  // namespace
-
-void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
-                         const CountDelta *cache_counts) {
-    size_t usize = class_to_size(cls);
-    uint32_t npages = static_cast<uint32_t>(usize >> kLgPage);
+// The pages of large class cls; an alignment in pages (at least one).
+uint32_t large_run_pages(unsigned cls) { return static_cast<uint32_t>(class_to_size(cls) >> kLgPage); }
+uint32_t large_align_pages(size_t align) {
     uint32_t align_pages = static_cast<uint32_t>(align >> kLgPage);
-    if (align_pages == 0)
-        align_pages = 1;
-    Run *r = run_alloc_anywhere(a, npages, align_pages, &a);
-    if (r == nullptr) {
-        errno = ENOMEM;
-        return nullptr;
-    }
+    return align_pages == 0 ? 1 : align_pages;
+}
+
+// Makes run r (untagged, a's lock held) the large block of class cls,
+// counts it, unlocks a and fills the block as the options ask.
+void *large_run_hand_out(Arena *a, Run *r, unsigned cls, bool zero, const CountDelta *cache_counts) {
+    size_t usize = class_to_size(cls);
     r->state = kPageLarge;
     r->size_class = static_cast<uint8_t>(cls);
     bool zeroed = r->zeroed;
@@ -178,6 +175,30 @@ void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
     fill_new_block(p, usize, zero, zeroed);
     decay_tick();
     return p;
+}
+
+}  // namespace
+
+void *arena_malloc_large(Arena *a, unsigned cls, size_t align, bool zero,
+                         const CountDelta *cache_counts) {
+    Run *r = run_alloc_anywhere(a, large_run_pages(cls), large_align_pages(align), &a);
+    if (r == nullptr) {
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return large_run_hand_out(a, r, cls, zero, cache_counts);
+}
+
+void *arena_malloc_large_in(Arena *a, unsigned cls, size_t align, bool zero) {
+    a->mutex.lock();
+    arena_drain_remote_locked(a);
+    Run *r = run_alloc(a, large_run_pages(cls), large_align_pages(align));
+    if (r == nullptr) {
+        a->mutex.unlock();
+        errno = ENOMEM;
+        return nullptr;
+    }
+    return large_run_hand_out(a, r, cls, zero, nullptr);
 }
 
 // Returns validated large run r to the free pages (lock held); the

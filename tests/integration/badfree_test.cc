@@ -35,6 +35,7 @@
 #include <atf-c++.hpp>
 
 #include "arenalloc.h"
+#include "malloc_np.h"
 #include "test_util.h"
 
 using testutil::opaque;
@@ -888,6 +889,59 @@ ATF_TEST_CASE_BODY(free_sized__mismatch)
                    [](void *p) { free_aligned_sized(opaque(p), 4096, 64 * KiB); });
 }
 
+// sdallocx() with a size outside the range from the one requested to the
+// usable size (jemalloc's rule), for the block the flags describe; and
+// the mallocx family's bad pointers, each reported under its own name.
+ATF_TEST_CASE_WITHOUT_HEAD(mallocx_family__mismatch_and_bad_pointers);
+ATF_TEST_CASE_BODY(mallocx_family__mismatch_and_bad_pointers)
+{
+    const struct {
+        size_t allocated, claimed, usable;
+        int flags;
+    } cases[] = {
+        { 100, 1000, 112, 0 }, { 100, 8, 112, 0 }, { 100, 113, 112, MALLOCX_TCACHE_NONE },
+        { 100, 8, 128, MALLOCX_ALIGN(64) }, { 64 * KiB, 100, 64 * KiB, MALLOCX_ARENA(0) },
+        { 4 * MiB, 8 * MiB, 4 * MiB, MALLOCX_ZERO },
+    };
+    for (const auto &c : cases) {
+        const size_t claimed = c.claimed;
+        const int flags = c.flags;
+        const std::string finding = "size " + std::to_string(claimed) +
+                                    " does not match the block (" +
+                                    std::to_string(c.usable) + " usable bytes)";
+        const size_t n = c.allocated;
+        require_deaths("sdallocx", finding, [n, flags] { return mallocx(n, flags); },
+                       [claimed, flags](void *p) { sdallocx(opaque(p), claimed, flags); });
+    }
+    // The same block freed twice: caught in the cache, or in the arena.
+    for (int flags : { 0, MALLOCX_TCACHE_NONE }) {
+        require_deaths("dallocx", flags == 0 ? kInCache : kDoubleFree,
+                       [] { return fresh_block(100); },
+                       [flags](void *p) {
+                           dallocx(opaque(p), flags);
+                           dallocx(opaque(p), flags);
+                       });
+    }
+    require_deaths("sdallocx", kNotOurs, [] { return static_cast<void *>(static_buffer); },
+                   [](void *p) { sdallocx(opaque(p), 100, 0); });
+    require_deaths("dallocx", kInterior,
+                   [] { return static_cast<char *>(fresh_block(64 * KiB)) + 4096; },
+                   [](void *p) { dallocx(opaque(p), MALLOCX_TCACHE_NONE); });
+    require_deaths("sallocx", kNotOurs, [] { return static_cast<void *>(static_buffer); },
+                   [](void *p) {
+                       volatile size_t n = sallocx(opaque(p), 0);
+                       (void)n;
+                   });
+    require_deaths("rallocx", kInterior,
+                   [] { return static_cast<char *>(fresh_block(100)) + 16; },
+                   [](void *p) { testutil::escape(rallocx(opaque(p), 200, 0)); });
+    require_deaths("xallocx", kNotOurs, [] { return static_cast<void *>(static_buffer); },
+                   [](void *p) {
+                       volatile size_t n = xallocx(opaque(p), 200, 0, 0);
+                       (void)n;
+                   });
+}
+
 #define CONTINUE_CASE(name)                 \
     ATF_TEST_CASE_WITHOUT_HEAD(continue__##name); \
     ATF_TEST_CASE_BODY(continue__##name) { require_continues(#name); }
@@ -947,6 +1001,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, continue__huge_double);
     ATF_ADD_TEST_CASE(tcs, continue__small_interior);
     ATF_ADD_TEST_CASE(tcs, continue__large_interior);
+    ATF_ADD_TEST_CASE(tcs, mallocx_family__mismatch_and_bad_pointers);
     ATF_ADD_TEST_CASE(tcs, continue__huge_interior);
     ATF_ADD_TEST_CASE(tcs, continue__stack);
     ATF_ADD_TEST_CASE(tcs, continue__realloc_freed);

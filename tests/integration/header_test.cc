@@ -1,14 +1,19 @@
-// The installed header arenalloc.h must compile in C++ together with the C
-// library's <malloc.h>, in either order (this file includes it after
-// <malloc.h>, header_other_order.cc before).
+// The installed headers arenalloc.h and malloc_np.h must compile in C++
+// together with the C library's <malloc.h>, in any order (this file
+// includes <malloc.h>, arenalloc.h, malloc_np.h; header_other_order.cc the
+// reverse), and in C (header_np_first.c and header_np_last.c).
 #include <malloc.h>
 #include <pthread.h>
 
 #include <atf-c++.hpp>
 
 #include "arenalloc.h"
+#include "malloc_np.h"
 
 size_t usable_size_other_order(void *p);  // header_other_order.cc
+size_t mallocx_other_order(size_t n);     // header_other_order.cc
+extern "C" size_t mallocx_from_c_np_first(size_t n);  // header_np_first.c
+extern "C" size_t mallocx_from_c_np_last(size_t n);   // header_np_last.c
 
 ATF_TEST_CASE_WITHOUT_HEAD(header__with_malloc_h_in_cxx);
 ATF_TEST_CASE_BODY(header__with_malloc_h_in_cxx) {
@@ -20,6 +25,22 @@ ATF_TEST_CASE_BODY(header__with_malloc_h_in_cxx) {
     int trimmed = malloc_trim(0);
     ATF_REQUIRE(trimmed == 0 || trimmed == 1);
     ATF_REQUIRE(arenalloc_purge() < (size_t{1} << 40));
+}
+
+// The mallocx family and its flags, declared by malloc_np.h, work from
+// every translation unit, C and C++, whatever the order of the headers.
+ATF_TEST_CASE_WITHOUT_HEAD(header__malloc_np_any_order);
+ATF_TEST_CASE_BODY(header__malloc_np_any_order)
+{
+    const size_t want = nallocx(100, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
+    ATF_REQUIRE(want >= 100);
+    ATF_REQUIRE_EQ(mallocx_other_order(100), want);
+    ATF_REQUIRE_EQ(mallocx_from_c_np_first(100), want);
+    ATF_REQUIRE_EQ(mallocx_from_c_np_last(100), want);
+    void *p = reallocf(NULL, 10);
+    ATF_REQUIRE(p != NULL);
+    ATF_REQUIRE_EQ(sallocx(p, 0), malloc_usable_size(p));
+    dallocx(p, 0);
 }
 
 extern "C" {
@@ -61,4 +82,5 @@ ATF_TEST_CASE_BODY(libc__entry_points) {
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, libc__entry_points);
     ATF_ADD_TEST_CASE(tcs, header__with_malloc_h_in_cxx);
+    ATF_ADD_TEST_CASE(tcs, header__malloc_np_any_order);
 }

@@ -167,6 +167,7 @@ public_names(void)
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
         "_malloc_thread_cleanup", "free_sized", "free_aligned_sized",
         "arenalloc_debug_descriptor",
+        "mallocx", "rallocx", "xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
 #if defined(__GLIBC__)
         // glibc's extensions, exported where the C library is glibc
         // (lib/Symbol.glibc.map).

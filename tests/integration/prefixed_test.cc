@@ -31,6 +31,7 @@
 
 #include "arenalloc.h"
 #include "config.h"
+#include "malloc_np.h"
 #include "test_util.h"
 
 #ifndef ARENALLOC_PREFIXED_ARCHIVE
@@ -122,7 +123,8 @@ ATF_TEST_CASE_BODY(prefixed__archive_symbols)
         "malloc_trim", "malloc_stats_print", "mallctl", "mallctlbymib",
         "mallctlnametomib", "arenalloc_purge", "arenalloc_get_summary",
         "_malloc_prefork", "_malloc_postfork", "_malloc_postfork_child",
-        "_malloc_thread_cleanup",
+        "_malloc_thread_cleanup", "mallocx", "rallocx", "xallocx", "sallocx", "dallocx",
+        "sdallocx", "nallocx",
 #if defined(__GLIBC__)
         // glibc's extensions (lib/Symbol.glibc.map).
         "mallinfo", "mallinfo2", "mallopt", "malloc_info",
@@ -234,6 +236,30 @@ ATF_TEST_CASE_BODY(prefixed__conformance)
     errno = 0;
     ATF_REQUIRE(arena_aligned_alloc(24, 48) == NULL);
     ATF_REQUIRE_EQ(errno, EINVAL);
+}
+
+// malloc_np.h under the prefix: the mallocx family as arena_mallocx...,
+// on blocks of the prefixed library.
+ATF_TEST_CASE_WITHOUT_HEAD(prefixed__mallocx_family);
+ATF_TEST_CASE_BODY(prefixed__mallocx_family)
+{
+    for (size_t n : kSizes) {
+        const size_t want = arena_nallocx(n, MALLOCX_ALIGN(64) | MALLOCX_ZERO);
+        unsigned char *p = static_cast<unsigned char *>(
+            arena_mallocx(n, MALLOCX_ALIGN(64) | MALLOCX_ZERO));
+        TU_REQUIRE_MSG(p != NULL && is_aligned(p, 64), "arena_mallocx(" << n << ")");
+        TU_REQUIRE_MSG(arena_sallocx(p, 0) == want, "sallocx " << arena_sallocx(p, 0)
+                                                               << ", nallocx " << want);
+        TU_REQUIRE_MSG(testutil::first_not(p, want, 0) == want, "not zeroed: " << n);
+        ATF_REQUIRE(arena_xallocx(p, 1, 0, 0) >= 1);
+        p = static_cast<unsigned char *>(arena_rallocx(p, 2 * n + 1, MALLOCX_TCACHE_NONE));
+        ATF_REQUIRE(p != NULL);
+        ATF_REQUIRE(arena_sallocx(p, 0) >= 2 * n + 1);
+        arena_sdallocx(p, 2 * n + 1, MALLOCX_TCACHE_NONE);
+        p = static_cast<unsigned char *>(arena_mallocx(n, MALLOCX_ARENA(0)));
+        ATF_REQUIRE(p != NULL);
+        arena_dallocx(p, 0);
+    }
 }
 
 // glibc's malloc and arena_malloc interleaved, each with its own blocks;
@@ -448,6 +474,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, prefixed__archive_symbols);
     ATF_ADD_TEST_CASE(tcs, prefixed__process_malloc_is_libc);
     ATF_ADD_TEST_CASE(tcs, prefixed__conformance);
+    ATF_ADD_TEST_CASE(tcs, prefixed__mallocx_family);
     ATF_ADD_TEST_CASE(tcs, prefixed__beside_libc_malloc);
     ATF_ADD_TEST_CASE(tcs, prefixed__libc_block_is_foreign);
     ATF_ADD_TEST_CASE(tcs, prefixed__threads);
