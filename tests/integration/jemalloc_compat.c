@@ -1326,12 +1326,14 @@ static const char *check_stats_text(void)
 	return NULL;
 }
 
-static const char *check_stats_json(void)
+/* Writes malloc_stats_print(OPTS) to PATH (if not NULL) and checks that
+ * it starts {"jemalloc":. */
+static const char *json_to(const char *path, const char *opts)
 {
 	struct text_sink sink = { 0 };
-	if (g_json_path != NULL && (sink.out = fopen(g_json_path, "w")) == NULL)
-		return failf("cannot write %s", g_json_path);
-	malloc_stats_print(collect, &sink, "J");
+	if (path != NULL && (sink.out = fopen(path, "w")) == NULL)
+		return failf("cannot write %s", path);
+	malloc_stats_print(collect, &sink, opts);
 	if (sink.out != NULL)
 		fclose(sink.out);
 	/* The JSON may be indented or not; skip whitespace between tokens. */
@@ -1342,8 +1344,33 @@ static const char *check_stats_json(void)
 			compact[n++] = sink.start[i];
 	compact[n] = '\0';
 	if (strncmp(compact, "{\"jemalloc\":", 12) != 0)
-		return failf("output starts \"%s\", not {\"jemalloc\":", sink.start);
+		return failf("\"%s\" output starts \"%s\", not {\"jemalloc\":", opts, sink.start);
 	return NULL;
+}
+
+static const char *check_stats_json(void)
+{
+	return json_to(g_json_path, "J");
+}
+
+/* The letters that omit parts (g general, a per-arena, m merged, b bins,
+ * l large classes, x mutexes), each beside J into FILE.J<letter>, for
+ * jemalloc_compat_json.py --letters. */
+static const char *check_stats_json_letters(void)
+{
+	static const char *const opts[] = { "Jg", "Ja", "Jm", "Jb", "Jl", "Jx" };
+	char path[4096];
+	static char first_why[sizeof g_why];
+	bool failed = false;
+	for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+		if (g_json_path != NULL)
+			snprintf(path, sizeof path, "%s.%s", g_json_path, opts[i]);
+		const char *why = json_to(g_json_path != NULL ? path : NULL, opts[i]);
+		if (why != NULL && !failed) /* every file is still written */
+			snprintf(first_why, sizeof first_why, "%s", why);
+		failed |= why != NULL;
+	}
+	return failed ? first_why : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1418,6 +1445,7 @@ static void run_all(void)
 	check_names();
 	run("malloc_stats_print text", check_stats_text);
 	run("malloc_stats_print \"J\"", check_stats_json);
+	run("malloc_stats_print \"J\" with g, a, m, b, l, x", check_stats_json_letters);
 }
 
 int main(int argc, char **argv)

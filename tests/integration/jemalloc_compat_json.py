@@ -2,13 +2,16 @@
 """Checks malloc_stats_print(..., "J") output against jemalloc 5.3's layout.
 
 usage: jemalloc_compat_json.py FILE [NARENAS]
+       jemalloc_compat_json.py --letters FILE
 
 FILE is what jemalloc_compat -j wrote.  The keys checked are those a
 consumer written for jemalloc 5.3's JSON reads first: the "jemalloc"
 object; version, config, opt, arenas (with the bin and lextent lists),
 stats and "stats.arenas" with its "merged" totals (or its one arena).  With NARENAS,
-opt.narenas must equal it (set by MALLOC_CONF).  Prints one line per
-problem; exit status 1 if there is any.
+opt.narenas must equal it (set by MALLOC_CONF).  With --letters, the
+files FILE.Jg, FILE.Ja... (malloc_stats_print with "J" and one letter)
+must leave out what jemalloc(3) says the letter omits.  Prints one line
+per problem; exit status 1 if there is any.
 """
 import json
 import sys
@@ -123,17 +126,71 @@ def check(doc, narenas):
         need(merged_lextents[0], 'curlextents', int)
 
 
-def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit(__doc__)
-    with open(sys.argv[1]) as stream:
-        text = stream.read()
+def load(path):
     try:
-        doc = json.loads(text)
-    except ValueError as error:
-        print('not JSON: %s' % error)
-        sys.exit(1)
-    check(doc, int(sys.argv[2]) if len(sys.argv) == 3 else None)
+        with open(path) as stream:
+            return json.load(stream)
+    except (OSError, ValueError) as error:
+        problems.append('%s: %s' % (path, error))
+        return None
+
+
+def every_arena(top, indices_only=False):
+    """stats.arenas's objects (only those keyed by an arena index)."""
+    arenas = lookup(top, 'stats.arenas')
+    if not isinstance(arenas, dict):
+        return []
+    return [v for k, v in arenas.items()
+            if isinstance(v, dict) and (k.isdigit() or not indices_only)]
+
+
+# Per letter: what the full output must have and the lettered one must not.
+LETTERS = {
+    'g': ('general information (config, opt)',
+          lambda top: 'config' in top and 'opt' in top),
+    'a': ('per-arena statistics', lambda top: bool(every_arena(top, True))),
+    'm': ('merged statistics',
+          lambda top: isinstance(lookup(top, 'stats.arenas'), dict)
+          and 'merged' in top['stats.arenas']),
+    'b': ('bins statistics', lambda top: any('bins' in a for a in every_arena(top))),
+    'l': ('large class statistics',
+          lambda top: any('lextents' in a for a in every_arena(top))),
+    'x': ('mutex statistics',
+          lambda top: isinstance(lookup(top, 'stats'), dict) and 'mutexes' in top['stats']
+          or any('mutexes' in a for a in every_arena(top))),
+}
+
+
+def check_letters(path):
+    full = load(path)
+    if full is None:
+        return
+    full_top = full.get('jemalloc', {})
+    for letter, (what, present) in LETTERS.items():
+        doc = load('%s.J%s' % (path, letter))
+        if doc is None:
+            continue
+        top = doc.get('jemalloc') if isinstance(doc, dict) else None
+        if not isinstance(top, dict):
+            problems.append('"J%s": no "jemalloc" object' % letter)
+            continue
+        if letter in 'gam' and not present(full_top):
+            problems.append('"J": no %s to leave out' % what)
+        if lookup(top, 'stats.arenas') is KeyError:
+            problems.append('"J%s": no stats.arenas' % letter)
+        elif present(top):
+            problems.append('"J%s" still has the %s' % (letter, what))
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == '--letters':
+        check_letters(sys.argv[2])
+    elif len(sys.argv) in (2, 3):
+        doc = load(sys.argv[1])
+        if doc is not None:
+            check(doc, int(sys.argv[2]) if len(sys.argv) == 3 else None)
+    else:
+        sys.exit(__doc__)
     for problem in problems:
         print(problem)
     sys.exit(1 if problems else 0)

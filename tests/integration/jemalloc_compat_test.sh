@@ -31,10 +31,11 @@ build() {
 	done
 }
 
-# run_program LABEL EXPECTED-NARENAS-OR-EMPTY ENV... -- PROGRAM ARGS...
+# run_program LABEL [VAR=VALUE...] PROGRAM ARGS...: runs it without the
+# caller's MALLOC_CONF; its failures are added to $failures.
 run_program() {
 	label=$1; shift
-	env "$@" >out 2>err
+	env -u MALLOC_CONF "$@" >out 2>err
 	rc=$?
 	echo "== $label"
 	cat out err
@@ -43,6 +44,7 @@ run_program() {
 $label: exit status $rc; $(grep -m3 '^FAIL' out | tr '\n' ' ')"
 }
 
+# check_json LABEL FILE [NARENAS] | check_json LABEL --letters FILE
 check_json() {
 	label=$1 file=$2; shift 2
 	if ! python3 "$(srcdir)/jemalloc_compat_json.py" "$file" "$@" >json.out 2>&1; then
@@ -58,6 +60,7 @@ run_all() {
 	failures=
 	run_program "all checks" "./$prog" -j stats.json
 	check_json "JSON of all checks" stats.json
+	check_json "JSON with g, a, m, b, l, x" --letters stats.json
 	run_program "MALLOC_CONF=narenas:3" MALLOC_CONF=narenas:3 "./$prog" -n 3 -j conf.json
 	check_json "JSON under MALLOC_CONF=narenas:3" conf.json 3
 	run_program "malloc_conf global narenas:5" "./${prog}_global" -n 5
