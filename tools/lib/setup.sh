@@ -13,7 +13,7 @@
 #   MAKEFLAGS             passed through to make as usual
 
 # Commands the build and the suite need, and the Debian package of each.
-ARENALLOC_PACKAGES="g++ clang lld make autoconf automake libtool pkg-config kyua atf-sh libatf-dev python3 mandoc bmake binutils musl-tools musl-dev gdb"
+ARENALLOC_PACKAGES="g++ clang lld make autoconf automake libtool pkg-config kyua atf-sh libatf-dev python3 mandoc bmake binutils musl-tools musl-dev gdb libjemalloc-dev"
 
 ARENALLOC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
