@@ -4,11 +4,12 @@
 // layouts are glibc's by construction.  Their names are listed in
 // Symbol.glibc.map, not Symbol.map: a C library that imports arenalloc
 // (FreeBSD, musl) has no such functions.
-#include <limits.h>
-#include <stdio.h>
+#include <stdlib.h>  // defines __GLIBC__ where the C library is glibc
 
 #if defined(__GLIBC__)
 
+#include <limits.h>
+#include <stdio.h>
 #include <malloc.h>
 
 #include "arenalloc.h"

@@ -18,7 +18,7 @@
 
 namespace arenalloc {
 
-std::atomic<int32_t> g_arena_decay_ms_default{0};
+std::atomic<int32_t> g_arena_decay_ms_default{kDecayMsOption};
 
 Arena *arena_create(unsigned index) {
     void *mem = base_alloc(sizeof(Arena));

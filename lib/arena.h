@@ -158,7 +158,7 @@ struct Arena {
     uint32_t ratio_purged_at;        // platform_now_ms() (low 32 bits) of that purge
     uint32_t lg_allowance_boost;     // allowance doublings for the rest of the period
     int32_t decay_ms;                // this arena's decay time (arena_set_decay_ms),
-                                     //   0: the decay_ms option's
+                                     //   kDecayMsOption: the decay_ms option's
     uint64_t created_ms;             // platform_now_ms() when it was created
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
@@ -182,13 +182,25 @@ struct CountDelta {
 // g_arena_decay_ms_default.
 Arena *arena_create(unsigned index);
 
-// The decay time new arenas get (mallctl arenas.dirty_decay_ms); 0: they
-// follow the decay_ms option.
+// Arena::decay_ms and g_arena_decay_ms_default hold a decay time as
+// mallctl was given it: kDecayMsOption (follow the decay_ms option), a time
+// within that option's bounds, or jemalloc's -1 (never purge by age) and 0
+// (purge at once), which are applied as the longest and the shortest time
+// there is.  A program reads back what it wrote.
+constexpr int32_t kDecayMsOption = INT32_MIN;
+
+inline int32_t decay_ms_as_given(int32_t d) { return d == kDecayMsOption ? g_options.decay_ms : d; }
+
+inline int32_t decay_ms_applied(int32_t given) {
+    return given == -1 ? kDecayMsMax : given == 0 ? kDecayMsMin : given;
+}
+
+// The decay time new arenas get (mallctl arenas.dirty_decay_ms).
 extern AA_HIDDEN std::atomic<int32_t> g_arena_decay_ms_default;
 
-// An arena's decay time in milliseconds (lock held).
+// An arena's decay time in milliseconds, as applied (lock held).
 inline int32_t arena_decay_ms_locked(const Arena *a) {
-    return a->decay_ms != 0 ? a->decay_ms : g_options.decay_ms;
+    return decay_ms_applied(decay_ms_as_given(a->decay_ms));
 }
 
 // The same taking the lock, and a new one (within the decay_ms option's

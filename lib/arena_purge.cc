@@ -278,7 +278,7 @@ void arena_decay(Arena *a) {
 
 int32_t arena_decay_ms(Arena *a) {
     MutexGuard guard(a->mutex);
-    return arena_decay_ms_locked(a);
+    return decay_ms_as_given(a->decay_ms);
 }
 
 void arena_set_decay_ms(Arena *a, int32_t ms) {

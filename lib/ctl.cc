@@ -91,6 +91,10 @@ bool touches_values(const Request &r) {
 struct ArenaSlot {
     ArenaSnapshot *snap;  // metadata memory, kept for the process's life
     bool valid;           // the arena existed at the last refresh
+    // Its lock counts at the last stats.mutexes.reset: snapshots report
+    // the counts since then.
+    uint64_t lock_acquired_base;
+    uint64_t lock_contended_base;
 };
 
 Mutex g_ctl_mutex;
@@ -103,7 +107,7 @@ ArenaSnapshot *g_merged = nullptr;  // every valid arena summed
 // The decay time arenas.create gives a new arena.
 int32_t arenas_decay_ms_default() {
     int32_t d = g_arena_decay_ms_default.load(std::memory_order_relaxed);
-    return d != 0 ? d : g_options.decay_ms;
+    return decay_ms_as_given(d);
 }
 
 // Takes a new snapshot (g_ctl_mutex held).  False when metadata memory for
@@ -132,6 +136,8 @@ bool refresh() {
         if (s.snap == nullptr || !stats_arena(i, s.snap))
             continue;
         s.valid = true;
+        s.snap->lock_acquired -= s.lock_acquired_base;
+        s.snap->lock_contended -= s.lock_contended_base;
         stats_merge_arena(g_merged, *s.snap);
         if (i == 0)  // jemalloc's merged uptime: since initialization
             g_merged->uptime_ms = s.snap->uptime_ms;
@@ -415,7 +421,8 @@ int arena_reset_ctl(const Request &r) {
 // A decay time a mallctl may set: the decay_ms option's bounds.  Others
 // (jemalloc's -1, never, and 0, at once, among them) fail with EFAULT, as
 // jemalloc's own out-of-range values do.
-bool decay_ms_ok(ssize_t ms) { return ms >= kDecayMsMin && ms <= kDecayMsMax; }
+// jemalloc's -1 and 0 too (arena.h: decay_ms_applied).
+bool decay_ms_ok(ssize_t ms) { return ms == -1 || ms == 0 || (ms >= kDecayMsMin && ms <= kDecayMsMax); }
 
 // A decay time's request (ssize_t, read-write): old read out; a new one,
 // checked, in *ms, *given set, for the caller to apply.
@@ -545,18 +552,58 @@ enum GlobalMutex : size_t { kMutexCtl = 0 };
 
 const Mutex *global_mutex(size_t which) { return which == kMutexCtl ? &g_ctl_mutex : nullptr; }
 
+// The ctl lock's counts at the last stats.mutexes.reset (see ArenaSlot).
+std::atomic<uint64_t> g_ctl_acquired_base{0};
+std::atomic<uint64_t> g_ctl_contended_base{0};
+
 // The counters are read without the lock (a torn pair of counts, at
 // worst): taking the ctl lock to read its own counts would count itself.
-#define CTL_GLOBAL_MUTEX(fn, T, field)                                       \
+#define CTL_GLOBAL_MUTEX(fn, T, field, base)                                 \
     int fn(const Request &r) {                                                \
         if (writes(r))                                                        \
             return EPERM;                                                     \
         const Mutex *m = global_mutex(r.mib[2]);                              \
-        T v = m != nullptr ? static_cast<T>(__atomic_load_n(&m->field, __ATOMIC_RELAXED)) : 0; \
+        T v = m != nullptr ? static_cast<T>(__atomic_load_n(&m->field, __ATOMIC_RELAXED) - \
+                                            base.load(std::memory_order_relaxed)) : 0; \
         return read_value<T>(r, v);                                           \
     }
-CTL_GLOBAL_MUTEX(stats_mutex_num_ops_ctl, uint64_t, nacquired_)
-CTL_GLOBAL_MUTEX(stats_mutex_num_wait_ctl, uint64_t, ncontended_)
+CTL_GLOBAL_MUTEX(stats_mutex_num_ops_ctl, uint64_t, nacquired_, g_ctl_acquired_base)
+CTL_GLOBAL_MUTEX(stats_mutex_num_wait_ctl, uint64_t, ncontended_, g_ctl_contended_base)
+
+// stats.mutexes.reset: the lock counts mallctl reports start again from 0.
+// The counters themselves run on (arena 0's lock watch works from their
+// differences): the reset records where each stands, and reads subtract
+// it.  The current snapshot's counts become 0 too.
+int stats_mutexes_reset_ctl(const Request &r) {
+    if (touches_values(r))
+        return EPERM;
+    MutexGuard guard(g_ctl_mutex);
+    // This acquisition included: a read right after the reset gives 0.
+    g_ctl_acquired_base.store(__atomic_load_n(&g_ctl_mutex.nacquired_, __ATOMIC_RELAXED),
+                              std::memory_order_relaxed);
+    g_ctl_contended_base.store(__atomic_load_n(&g_ctl_mutex.ncontended_, __ATOMIC_RELAXED),
+                               std::memory_order_relaxed);
+    if (g_slots == nullptr)
+        return 0;
+    for (unsigned i = 0; i < g_narenas; i++) {
+        Arena *a = arena_peek(i);
+        if (a == nullptr)
+            continue;
+        ArenaSlot &s = g_slots[i];
+        {
+            MutexGuard arena_guard(a->mutex);
+            s.lock_acquired_base = a->mutex.nacquired_;
+            s.lock_contended_base = a->mutex.ncontended_;
+        }
+        if (s.snap != nullptr) {
+            s.snap->lock_acquired = 0;
+            s.snap->lock_contended = 0;
+        }
+    }
+    g_merged->lock_acquired = 0;
+    g_merged->lock_contended = 0;
+    return 0;
+}
 CTL_RO(stats_mutex_zero_ctl, uint64_t, 0)
 CTL_RO(stats_mutex_max_num_thds_ctl, uint32_t, 0)
 
@@ -842,6 +889,7 @@ constexpr Node kStatsMutexes[] = {
     INNER("prof_recent_alloc", kStatsMutexCounters),
     INNER("prof_recent_dump", kStatsMutexCounters),
     INNER("prof_stats", kStatsMutexCounters),
+    LEAF("reset", stats_mutexes_reset_ctl),
 };
 constexpr Node kStats[] = {
     LEAF("allocated", stats_allocated_ctl),

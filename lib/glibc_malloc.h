@@ -19,7 +19,12 @@
 #ifndef ARENALLOC_GLIBC_MALLOC_H
 #define ARENALLOC_GLIBC_MALLOC_H
 
-#include <stddef.h>
+// <stdlib.h> first: on glibc it defines __GLIBC__, and elsewhere it is all
+// this header needs (the stub headers of tests/platform have no <stdio.h>).
+#include <stdlib.h>
+
+#if defined(__GLIBC__)
+
 #include <stdio.h>
 
 namespace arenalloc {
@@ -43,5 +48,7 @@ int glibc_mallopt(int param, int value);
 int glibc_malloc_info(int options, FILE *fp);
 
 }  // namespace arenalloc
+
+#endif  // __GLIBC__
 
 #endif

@@ -34,6 +34,12 @@
 #define MALLOCX_ARENA(a) ((((int)(a)) + 1) << 20)
 #endif
 
+#ifndef MALLCTL_ARENAS_ALL
+/* The arena index of mallctl names that mean every arena at once
+ * ("arena.<i>.purge", "stats.arenas.<i>.*": the arenas merged). */
+#define MALLCTL_ARENAS_ALL 4096
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -76,7 +76,7 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
         s.curruns = a->large[l].curruns;
     }
     out->uptime_ms = platform_now_ms() - a->created_ms;
-    out->decay_ms = arena_decay_ms_locked(a);
+    out->decay_ms = decay_ms_as_given(a->decay_ms);
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include "debug_assert.h"
 #include "init.h"
 #include "size_classes.h"
+#include "util.h"
 
 namespace arenalloc {
 
@@ -117,15 +118,21 @@ void opt_value(JsonOut &j, const char *key, const char *ctl_name) {
         j.value(key, v);
 }
 
+// config.<name> as mallctl reads it (ctl.cc says what this build has).
 void print_config(JsonOut &j) {
+    static const char *const kConfigFlags[] = {
+        "cache_oblivious", "debug", "fill", "lazy_lock", "opt_safety_checks", "prof",
+        "prof_libgcc", "prof_libunwind", "stats", "utrace", "xmalloc",
+    };
     j.open_object("config");
-    j.value("debug", kDebug);
-    j.value("fill", true);       // the J and Z options
-    j.value("lazy_lock", false);
-    j.value("prof", false);
-    j.value("stats", true);
-    j.value("utrace", true);     // the U option (text records where no utrace(2))
-    j.value("xmalloc", true);    // the X option
+    char name[48];
+    for (const char *flag : kConfigFlags) {
+        LineBuffer line(name, sizeof(name) - 1);
+        line.str("config.").str(flag);
+        name[line.size()] = '\0';
+        opt_value<bool>(j, flag, name);
+    }
+    opt_value<const char *>(j, "malloc_conf", "config.malloc_conf");
     j.close_object();
 }
 
@@ -134,6 +141,8 @@ void print_opt(JsonOut &j) {
 #define AA_OPTION(letter, kind, name, type, field, dflt, min, max, ctl_type, text) \
     opt_value<ctl_type>(j, #name, "opt." #name);
 #define AA_DERIVED_OPT(name, ctl_type, text) opt_value<ctl_type>(j, #name, "opt." #name);
+#define AA_WORD_OPTION(letter, kind, name, field, dflt, off_words, on_words, text) \
+    opt_value<const char *>(j, #name, "opt." #name);
 #include "option_list.h"
     j.close_object();
 }

@@ -997,10 +997,12 @@ static const char *check_arena_purge(void)
 
 	snprintf(name, sizeof name, "arena.%u.dirty_decay_ms", a);
 	ctl_set(name, &keep, sizeof keep);
-	unsigned char *p = mallocx(2u << 20, flags);
+	/* 512 KiB: a large block in an arena whatever the library's chunk or
+	 * extent size (a bigger one may be served apart from every arena). */
+	unsigned char *p = mallocx(512u << 10, flags);
 	if (p == NULL)
-		return failf("mallocx(2 MiB, ARENA(%u)) failed", a);
-	fill(p, 0x61, 2u << 20);
+		return failf("mallocx(512 KiB, ARENA(%u)) failed", a);
+	fill(p, 0x61, 512u << 10);
 	dallocx(p, flags);
 	refresh_stats();
 	uint64_t npurge0 = ctl_u64("stats.arenas.%u.dirty_npurge", a, 0);
@@ -1014,7 +1016,7 @@ static const char *check_arena_purge(void)
 	uint64_t purged = ctl_u64("stats.arenas.%u.dirty_purged", a, 0);
 	size_t dirty = ctl_size("stats.arenas.%u.pdirty", a, 0);
 	if (dirty0 == 0)
-		return failf("a freed 2 MiB block left no dirty page in arena %u", a);
+		return failf("a freed 512 KiB block left no dirty page in arena %u", a);
 	if (dirty != 0)
 		return failf("pdirty %zu after arena.%u.purge", dirty, a);
 	if (npurge <= npurge0 || purged - purged0 < dirty0)

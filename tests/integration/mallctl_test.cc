@@ -439,7 +439,6 @@ ATF_TEST_CASE_BODY(names__unknown_give_enoent)
         "arenas.lookup",
         "tcache.create",
         "thread.peak.read",
-        "stats.mutexes.reset",
         "stats.arenas.0.extent_avail",
         "prof.active",
     };
@@ -1524,7 +1523,7 @@ ATF_TEST_CASE_BODY(arenas__reset_waits_for_caches)
     user.join();
 }
 
-// Decay times: per arena, read-write within the option's bounds; the
+// Decay times: per arena, read-write within the option's bounds or -1/0; the
 // default for new arenas; no muzzy stage (0).
 ATF_TEST_CASE_WITHOUT_HEAD(arena__decay_ms);
 ATF_TEST_CASE_BODY(arena__decay_ms)
@@ -1541,9 +1540,16 @@ ATF_TEST_CASE_BODY(arena__decay_ms)
     TU_REQUIRE_EQ(get<ssize_t>("stats.arenas.0.dirty_decay_ms"), 5000);
     // Setting it purges what is dirty.
     TU_REQUIRE_EQ(get<size_t>("stats.arenas.0.pdirty"), 0u);
-    ssize_t bad[] = { -1, 0, 99, 3600001 };
+    ssize_t bad[] = { -2, 1, 99, 3600001 };
     for (ssize_t b : bad)
         TU_REQUIRE_MSG(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &b, sizeof(b)) == EFAULT, b);
+    // jemalloc's -1 (never) and 0 (at once) are taken, and read back as
+    // written (applied as the longest and the shortest time).
+    for (ssize_t special : { ssize_t{-1}, ssize_t{0} }) {
+        TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &special, sizeof(special)), 0);
+        TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), special);
+    }
+    TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, sizeof(ms)), 0);
     TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, 4), EINVAL);
     TU_REQUIRE_EQ(mallctl(("arena." + str(arenas_all) + ".dirty_decay_ms").c_str(), &old, &len,
                           NULL, 0), EFAULT);

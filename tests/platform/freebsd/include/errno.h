@@ -15,6 +15,7 @@ int *__error(void);
 #define EINTR 4
 #define EBADF 9
 #define ENOMEM 12
+#define EFAULT 14
 #define EINVAL 22
 #define EAGAIN 35
 #endif

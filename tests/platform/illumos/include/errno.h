@@ -16,5 +16,6 @@ extern int *___errno(void);
 #define EBADF 9
 #define EAGAIN 11
 #define ENOMEM 12
+#define EFAULT 14
 #define EINVAL 22
 #endif
