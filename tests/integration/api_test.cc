@@ -34,7 +34,7 @@ namespace {
 
 const size_t KiB = 1024;
 const size_t MiB = 1024 * 1024;
-const size_t small_max = 14336;          // largest small class (arenalloc(3))
+const size_t small_max = testutil::largest_small_class();
 const size_t large_max = 1792 * KiB;     // largest large class, 2 MiB chunks
 
 // The size classes of arenalloc(3): 8, 16, 32 ... 128 by 16, then four per

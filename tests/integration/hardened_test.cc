@@ -241,7 +241,7 @@ void child_api(void) {
         // Small blocks (those whose request, 5 bytes of canary and size
         // trailer and the alignment fit the largest small class) report
         // the request; large and huge ones at least it.
-        const bool small = ((n + 5 + align - 1) & ~(align - 1)) <= 14336;
+        const bool small = ((n + 5 + align - 1) & ~(align - 1)) <= testutil::largest_small_class();
         if (small ? u != n : u < n)
             bad++;
         const uint64_t seed = testutil::pattern_seed(p, n);
@@ -360,7 +360,7 @@ void require_overflow_report(const Child &c, const std::string &fn, size_t n,
     TU_REQUIRE_MSG(testutil::starts_with(line, head) && line.back() == ')',
                    what << ": report [" << line << "], expected [" << head << "R)]");
     const size_t cls = strtoull(line.c_str() + head.size(), NULL, 10);
-    TU_REQUIRE_MSG(cls >= n + 5 && cls <= 14336, what << ": size class in [" << line << "]");
+    TU_REQUIRE_MSG(cls >= n + 5 && cls <= testutil::largest_small_class(), what << ": size class in [" << line << "]");
 }
 
 const size_t kSmallSizes[] = { 1, 7, 8, 24, 100, 1000, 4000, 9000, 14000, 14331 };

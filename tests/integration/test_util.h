@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "config.h"  // LG_PAGE: the allocator's page
+
 // tstd:: names the library parts of C++ the tests use beyond header-only
 // templates (string streams, threads, mutexes, condition variables): the
 // standard ones, or, in a stand-alone build (ARENALLOC_STANDALONE_TESTS,
@@ -99,8 +101,27 @@ opaque(T x)
     return x;
 }
 
+// The allocator's page, the build's (configure --with-lg-page): what
+// valloc aligns to and large blocks are multiples of.  It may be bigger
+// than the system's (a 64 KiB build runs on 4 KiB pages).
 inline size_t
 page_size(void)
+{
+    return size_t(1) << LG_PAGE;
+}
+
+// The largest small class, 3.5 pages (arenalloc(3), "Size classes"):
+// 14336 bytes with 4 KiB pages.
+inline size_t
+largest_small_class(void)
+{
+    return size_t(7) << (LG_PAGE - 1);
+}
+
+// The system's page: the unit of /proc/self/statm and of the kernel's
+// calls.
+inline size_t
+system_page_size(void)
 {
     return static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
