@@ -41,7 +41,8 @@ constexpr size_t kSmallMax = size_t{7} << (kLgPage - 1);
 // (tools/bench/callgrind); the table is 8 KiB, and a program touches only
 // the lines of the sizes it asks for.
 // With pages above 16 KiB the small classes reach past 64 KiB, and the
-// table follows the thread caches' bound (tcache.h).
+// table follows the thread caches' bound (tcache.h): 64 KiB of table with
+// 64 KiB pages.
 constexpr size_t kLookupMax = kPage <= (16 << 10) ? size_t{64} << 10 : 4 * kPage;
 // Bounds the run bitmap: a one-page run of the 8-byte class (512 regions
 // with 4 KiB pages, 8192 with 64 KiB) is the most regions a run holds.
@@ -121,8 +122,9 @@ struct BinInfo {
 // is wasted, and every region-size multiple inside the run is a region
 // start, which is what lets free() check a pointer with one multiply
 // (region_is_start()).  Classes here have an odd part of at most 7 and
-// are below four pages, so a run is at most 7 pages whatever the page; a multiple of that is tail-free too, which lets
-// runs with few regions grow (below).
+// are below four pages, so a run is at most 7 pages whatever the page; a
+// multiple of that is tail-free too, which lets runs with few regions
+// grow (below).
 constexpr BinInfo make_bin_info(size_t size) {
     uint32_t pages = 1;
     while (pages * kPage % size != 0)

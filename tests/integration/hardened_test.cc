@@ -492,10 +492,15 @@ ATF_TEST_CASE_BODY(guard__write_past_large_and_huge_faults)
         size_t size;
         size_t align;
     };
+    // Sizes and alignments below 1 MiB are those of 4 KiB pages scaled by
+    // the page, so that each stays past the small classes; the first is
+    // the largest small class less 4, which the 5 bytes of canary and
+    // trailer take past it (14332 bytes with 4 KiB pages).
+    const size_t f = testutil::page_size() / 4096;
     const Case cases[] = {
-        { 14332, 0 }, { 16 * KiB, 0 }, { 20000, 0 }, { 100 * KiB, 0 }, { 1 * MiB, 0 },
-        { 3 * MiB, 0 }, { 10 * MiB + 1, 0 }, { 50000, 8192 }, { 300 * KiB, 64 * KiB },
-        { 5 * MiB, 1 * MiB }, { 13000, 4096 },
+        { testutil::largest_small_class() - 4, 0 }, { 16 * KiB * f, 0 }, { 20000 * f, 0 }, { 100 * KiB * f, 0 }, { 1 * MiB, 0 },
+        { 3 * MiB, 0 }, { 10 * MiB + 1, 0 }, { 50000 * f, 8192 * f }, { 300 * KiB * f, 64 * KiB * f },
+        { 5 * MiB, 1 * MiB }, { 13000 * f, 4096 * f },
     };
     for (int run = 0; run < 2; run++)
         for (const Case &k : cases) {

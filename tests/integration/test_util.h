@@ -118,6 +118,30 @@ largest_small_class(void)
     return size_t(7) << (LG_PAGE - 1);
 }
 
+// The first large class, four pages (16 KiB with 4 KiB pages), and the
+// largest class the thread caches keep: 64 KiB, or four pages with 64 KiB
+// pages (arenalloc(3), "Thread caches").
+inline size_t
+first_large_class(void)
+{
+    return 4 * page_size();
+}
+
+inline size_t
+largest_cached_class(void)
+{
+    return 4 * page_size() > (size_t(64) << 10) ? 4 * page_size() : size_t(64) << 10;
+}
+
+// A cached large class standing for the size at_4k (16 to 64 KiB) of a
+// 4 KiB-page build: the same with 4 KiB pages; with bigger pages, whose
+// caches hold one large class, that class.
+inline size_t
+cached_large(size_t at_4k)
+{
+    return page_size() == 4096 ? at_4k : largest_cached_class();
+}
+
 // The system's page: the unit of /proc/self/statm and of the kernel's
 // calls.
 inline size_t
