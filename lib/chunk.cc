@@ -12,6 +12,19 @@ namespace arenalloc {
 
 ChunkGeometry g_chunk = {};
 
+// The smallest chunk holds its header and the longest small run: a chunk
+// of kLgChunkMin has 16 pages, and the header of one that small takes one.
+constexpr bool smallest_chunk_holds_every_run() {
+    uint32_t npages = uint32_t{1} << (kLgChunkMin - kLgPage);
+    size_t header = sizeof(Chunk) + npages * sizeof(PageMapEntry);
+    uint32_t header_pages = static_cast<uint32_t>(align_up(header, kPage) >> kLgPage);
+    for (unsigned i = 0; i < kNumBins; i++)
+        if (header_pages + make_bin_info(class_size_formula(i)).run_pages > npages)
+            return false;
+    return true;
+}
+static_assert(smallest_chunk_holds_every_run(), "K's lower bound leaves room for every small run");
+
 void chunk_configure(unsigned lg_chunk) {
     g_chunk.lg_chunk = lg_chunk;
     g_chunk.chunk_size = size_t{1} << lg_chunk;

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "platform.h"
 #include "util.h"
 
 namespace arenalloc {
@@ -21,9 +22,12 @@ namespace arenalloc {
 // every chunk and huge mapping, so no granule is ever shared by two owners.
 constexpr unsigned kLgGranule = 18;
 
-// Chunk sizes (the K option's bounds): a chunk covers whole granules.
+// Chunk sizes (the K option's bounds): a chunk covers whole granules, and
+// at least 16 pages, so that a header page and the longest small run (7
+// pages) fit: 256 KiB with 4 or 16 KiB pages, 1 MiB with 64 KiB pages.
+// 2 MiB by default whatever the page (lib/DECISIONS.md, "Page sizes").
 constexpr int kLgChunkDefault = 21;  // 2 MiB
-constexpr int kLgChunkMin = kLgGranule;  // 256 KiB
+constexpr int kLgChunkMin = kLgGranule > kLgPage + 4 ? kLgGranule : static_cast<int>(kLgPage + 4);
 constexpr int kLgChunkMax = 30;          // 1 GiB
 constexpr size_t kGranule = size_t{1} << kLgGranule;
 constexpr unsigned kRegistryAddressBits = 48;

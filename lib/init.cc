@@ -83,6 +83,16 @@ bool init_done(bool ok) {
 // fails, nothing being ready, and the handlers are registered again once
 // the allocator can serve it, still before any other thread can take an
 // allocator lock.
+// abort() rather than exit(): this runs inside the process's first
+// allocation, perhaps in the C library's or the loader's start-up, where
+// exit handlers and stdio (which allocate) cannot run; and rather than
+// failing every allocation with ENOMEM, which a program would report as
+// running out of memory, or retry.
+void check_system_page(size_t system_page) {
+    if (system_page > kPage)
+        report_page_too_large(system_page, kPage);
+}
+
 bool init_slow() {
     if (g_init_owner.load(std::memory_order_relaxed) == &tls_thread_state)
         return g_init_owner_served.load(std::memory_order_relaxed);
@@ -110,12 +120,7 @@ bool init_slow() {
         return true;
     }
     g_init_owner.store(&tls_thread_state, std::memory_order_relaxed);
-    // A library built for one page size must not run with another: its
-    // chunk and run arithmetic would be wrong everywhere.
-    if (platform_page_size() != kPage) {
-        report_fatal("the system page size differs from the one arenalloc was built for");
-        return init_done(false);
-    }
+    check_system_page(platform_page_size());
     options_init();
     option_overrides_apply();  // the program's own calls (mallopt) win
     chunk_configure(static_cast<unsigned>(g_options.lg_chunk));

@@ -8,6 +8,7 @@
 #define ARENALLOC_INIT_H
 
 #include <atomic>
+#include <cstddef>
 
 #include "util.h"
 
@@ -37,6 +38,12 @@ constexpr unsigned kArenaIndexLimit = 4095;
 extern AA_HIDDEN size_t g_fast_limit;
 
 AA_NOINLINE bool init_slow();
+
+// Refuses (one line, then abort()) a system whose pages are bigger than
+// kPage: runs, purges and guard pages would cover parts of the kernel's
+// pages.  Smaller system pages are fine (every kPage boundary is one of
+// theirs).  Called by init_slow() with platform_page_size().
+void check_system_page(size_t system_page);
 
 AA_ALWAYS_INLINE bool ensure_initialized() {
     if (AA_LIKELY(g_initialized.load(std::memory_order_acquire)))

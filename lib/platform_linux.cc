@@ -44,7 +44,8 @@ void *pages_map(size_t size, size_t align) {
     if (p != nullptr)
         pages_unmap(p, size);
 
-    size_t over = size + align - kPage;
+    // mmap aligns to the system's page, which may be smaller than kPage.
+    size_t over = size + align - platform_page_size();
     if (over < size) {  // wrapped: no such mapping can exist
         errno = saved_errno;
         return nullptr;

@@ -18,11 +18,14 @@ void report_invalid_pointer(const char *fn, const void *ptr, const char *finding
         platform_abort();
 }
 
-void report_fatal(const char *text) {
+void report_page_too_large(size_t system_page, size_t built_page) {
     char buf[256];
     LineBuffer line(buf, sizeof(buf));
-    line.str("arenalloc: ").str(text).chr('\n');
+    line.str("arenalloc: the system's pages are ").dec(system_page)
+        .str(" bytes, larger than the ").dec(built_page)
+        .str(" bytes arenalloc was built for (configure --with-lg-page)\n");
     platform_write_stderr(line.data(), line.size());
+    platform_abort();
 }
 
 void report_out_of_memory(const char *fn, size_t size) {

@@ -18,9 +18,12 @@ namespace arenalloc {
 __attribute__((cold)) AA_NOINLINE void report_invalid_pointer(const char *fn, const void *ptr,
                                                                const char *finding);
 
-// An error that stops the allocator from working (e.g. at start-up):
-// "arenalloc: <text>".  The caller fails the request.
-__attribute__((cold)) AA_NOINLINE void report_fatal(const char *text);
+// The system's pages are bigger than the build's (init.cc,
+// check_system_page): "arenalloc: the system's pages are <system> bytes,
+// larger than the <built> bytes arenalloc was built for (configure
+// --with-lg-page)", then abort().
+[[noreturn]] __attribute__((cold)) AA_NOINLINE void report_page_too_large(size_t system_page,
+                                                                           size_t built_page);
 
 // Out of memory with the X option: "arenalloc: <fn>(): out of memory
 // (<size> bytes)", then abort().

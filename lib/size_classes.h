@@ -27,7 +27,12 @@ constexpr unsigned kLgFirstGroup = 7;   // first four-per-doubling group starts 
 constexpr unsigned kLgLastGroup = 30;   // classes are generated up to 2^31 bytes
 constexpr unsigned kNumQuantumClasses = 1 + 128 / kQuantum;  // 8, 16..128
 constexpr unsigned kNumClasses = kNumQuantumClasses + 4 * (kLgLastGroup - kLgFirstGroup + 1);
-constexpr size_t kSmallMax = 14336;
+// Small classes end below four pages (3.5 pages: 14 KiB with 4 KiB pages,
+// 56 KiB with 16 KiB, 224 KiB with 64 KiB): from four pages on, every
+// class of the four-per-doubling series is a whole number of pages, so a
+// large run holds its block with no tail, and no class below that is
+// rounded up to whole pages (lib/DECISIONS.md, "Page sizes").
+constexpr size_t kSmallMax = size_t{7} << (kLgPage - 1);
 // Sizes up to here map to their class by table, and malloc's inline path
 // serves exactly these: every small class, so that an 8 KiB buffer (BUFSIZ
 // on glibc) takes it too, and the large classes that thread caches hold
@@ -35,8 +40,13 @@ constexpr size_t kSmallMax = 14336;
 // lookup and a slower path, some 40 more instructions a malloc + free pair
 // (tools/bench/callgrind); the table is 8 KiB, and a program touches only
 // the lines of the sizes it asks for.
-constexpr size_t kLookupMax = 64 << 10;
-constexpr unsigned kMaxRunRegions = 512;  // bounds the run bitmap
+// With pages above 16 KiB the small classes reach past 64 KiB, and the
+// table follows the thread caches' bound (tcache.h): 64 KiB of table with
+// 64 KiB pages.
+constexpr size_t kLookupMax = kPage <= (16 << 10) ? size_t{64} << 10 : 4 * kPage;
+// Bounds the run bitmap: a one-page run of the 8-byte class (512 regions
+// with 4 KiB pages, 8192 with 64 KiB) is the most regions a run holds.
+constexpr unsigned kMaxRunRegions = static_cast<unsigned>(kPage / kMinSize);
 constexpr unsigned kMaxRunPages = 16;
 
 constexpr size_t class_size_formula(unsigned idx) {
@@ -87,9 +97,13 @@ AA_ALWAYS_INLINE bool region_is_start(uint64_t start_magic, size_t offset) {
 }
 
 // Runs of a class are grown (by doubling) towards kRunGrowRegions regions
-// while at most kRunGrowMaxPages pages (make_bin_info).
+// while at most kRunGrowMaxBytes (make_bin_info): 16 pages of 4 KiB, 4 of
+// 16 KiB, and no growth past the fewest pages with 64 KiB pages, which
+// already hold 64 regions of every class up to 1 KiB.
 constexpr uint32_t kRunGrowRegions = 64;
-constexpr uint32_t kRunGrowMaxPages = 16;
+constexpr size_t kRunGrowMaxBytes = 64 << 10;
+constexpr uint32_t kRunGrowMaxPages =
+    kRunGrowMaxBytes >= kPage ? static_cast<uint32_t>(kRunGrowMaxBytes >> kLgPage) : 1;
 
 // One small class's run geometry: computed at compile time (make_bin_info),
 // constant, read without a lock.  run_pages pages hold exactly nregs
@@ -107,9 +121,10 @@ struct BinInfo {
 // (the least common multiple of the region size and the page): no tail
 // is wasted, and every region-size multiple inside the run is a region
 // start, which is what lets free() check a pointer with one multiply
-// (region_is_start()).  Classes here have an odd part of at most 7, so a
-// run is at most 7 pages; a multiple of that is tail-free too, which lets
-// runs with few regions grow (below).
+// (region_is_start()).  Classes here have an odd part of at most 7 and
+// are below four pages, so a run is at most 7 pages whatever the page; a
+// multiple of that is tail-free too, which lets runs with few regions
+// grow (below).
 constexpr BinInfo make_bin_info(size_t size) {
     uint32_t pages = 1;
     while (pages * kPage % size != 0)
@@ -160,7 +175,7 @@ constexpr SizeClassTable make_size_class_table() {
 
 extern AA_HIDDEN const SizeClassTable kSizeClasses;
 
-static_assert(kNumBins == 36, "small classes end at 14336 bytes");
+static_assert(kLgPage != 12 || kNumBins == 36, "small classes end at 14336 bytes with 4 KiB pages");
 static_assert(class_size_formula(kNumBins - 1) == kSmallMax, "kSmallMax is a class");
 static_assert(class_size_formula(kNumBins) % kPage == 0, "large classes are page multiples");
 static_assert(kNumClasses < 256, "class index fits a byte");
@@ -196,8 +211,11 @@ AA_ALWAYS_INLINE const BinInfo &bin_info(unsigned bin) {
 }
 
 // Region index of byte offset within a run whose class has the given
-// reciprocal (exact for every offset inside a run: see the size-class
-// unit test).
+// reciprocal: exact at every region start (the size-class unit test),
+// which is where it is asked (run_region_at checks region_is_start
+// first).  With 4 KiB pages it is exact for every offset inside a run;
+// with bigger pages, not for the last bytes of some regions of the
+// classes with an odd factor (lib/DECISIONS.md, "Page sizes").
 AA_ALWAYS_INLINE uint32_t region_index(uint32_t reciprocal, size_t offset) {
     return static_cast<uint32_t>((static_cast<uint64_t>(offset) * reciprocal) >> 32);
 }

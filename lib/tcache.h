@@ -4,10 +4,11 @@
 // lock and no atomic read-modify-write; the stacks are refilled and
 // drained in batches under one arena lock acquisition.
 //
-// Bounds: a small class caches at most tcache_slots(bin) regions (about 32
-// KiB worth, but between 16 and 128 regions; H and h scale the 32 KiB and
-// the 128, and the 16 only where a halved 128 falls below it); a cached
-// large class about 128 KiB worth, at least one block.  Every
+// Bounds: a class of up to 14 KiB caches at most tcache_slots(bin) regions
+// (about 32 KiB worth, but between 16 and 128 regions; H and h scale the
+// 32 KiB and the 128, and the 16 only where a halved 128 falls below it);
+// a bigger one (a large class, or with pages above 4 KiB a small one)
+// about 128 KiB worth, at least one block.  Every
 // g_tcache_gc_interval allocations (8192 by default, G and g) one class
 // is visited; a class that needed no fill and no flush since the last
 // visit is idle, and half of its stack is flushed, so an idle class
@@ -44,18 +45,27 @@ constexpr uint32_t kTcacheMaxSlots = 128;
 // lock every 8 blocks, not every 4, for at most about 1.7 MiB cached per
 // thread (tools/bench cross-thread).
 constexpr uint32_t kTcacheMinSlots = 16;
+// Classes up to here are bounded by count (the three above); bigger ones,
+// whatever the page size makes them, by bytes (kTcacheLargeBinBytes), so
+// that a 64 KiB-page build's small classes of 16 to 224 KiB do not keep
+// 16 blocks each.
+constexpr size_t kTcacheCountedMax = 14336;
 
 // The smallest large classes are cached too, up to kTcacheLargeMax (16 to
-// 64 KiB: nine classes): served by the arena, a malloc and free of these
+// 64 KiB with 4 KiB pages: nine classes; the 64 KiB class with 16 KiB
+// pages; the 256 KiB class with 64 KiB pages, whose small classes reach
+// 224 KiB): served by the arena, a malloc and free of these
 // sizes costs two lock holds, a run cut and a run release, some 1,200
 // instructions where the other allocators take tens (lib/DECISIONS.md,
 // "Large classes of 16 to 64 KiB in thread caches").
 // Each such class caches about kTcacheLargeBinBytes worth, at least one
 // block (H and h scale the bytes); the classes are indexed after the
 // small ones, so a cache's arrays cover kNumTcacheClasses classes.
-constexpr size_t kTcacheLargeMax = 64 << 10;
+constexpr size_t kTcacheLargeMax = kPage <= (16 << 10) ? size_t{64} << 10 : 4 * kPage;
 constexpr uint32_t kTcacheLargeBinBytes = 128 << 10;
 constexpr unsigned kNumTcacheClasses = size_to_class_formula(kTcacheLargeMax) + 1;
+static_assert(kLgPage != 12 || kSmallMax == kTcacheCountedMax,
+              "with 4 KiB pages the count bound is the small classes'");
 static_assert(kNumTcacheClasses > kNumBins && kNumTcacheClasses <= 64,
               "the cached large classes follow the small ones");
 // A cached large class is served by its class index alone, with no
@@ -85,7 +95,7 @@ constexpr bool kFreeChecks = ARENALLOC_FREE_CHECKS != 0;
 // regions; the bytes and the upper bound are scaled by 2^shift, the lower
 // bound only comes down to a scaled upper bound below it.
 constexpr uint32_t tcache_slots_for(unsigned bin, int shift) {
-    if (bin >= kNumBins) {
+    if (class_size_formula(bin) > kTcacheCountedMax) {
         uint32_t large_bytes =
             shift >= 0 ? kTcacheLargeBinBytes << shift : kTcacheLargeBinBytes >> -shift;
         uint32_t blocks = large_bytes / static_cast<uint32_t>(class_size_formula(bin));

@@ -208,6 +208,8 @@ class PageCache:
     """Target memory read through gdb, a page at a time, kept for one
     command (the target does not run while a command runs)."""
 
+    # The unit of reading, not the heap's page (the descriptor's
+    # page_size): any system maps memory in 4 KiB steps or coarser.
     PAGE = 4096
 
     def __init__(self, inferior, holes=()):

@@ -34,7 +34,7 @@ namespace {
 
 const size_t KiB = 1024;
 const size_t MiB = 1024 * 1024;
-const size_t small_max = 14336;          // largest small class (arenalloc(3))
+const size_t small_max = testutil::largest_small_class();
 const size_t large_max = 1792 * KiB;     // largest large class, 2 MiB chunks
 
 // The size classes of arenalloc(3): 8, 16, 32 ... 128 by 16, then four per
@@ -332,10 +332,13 @@ ATF_TEST_CASE_BODY(malloc__natural_alignment)
 ATF_TEST_CASE_WITHOUT_HEAD(malloc__sizes_to_64k);
 ATF_TEST_CASE_BODY(malloc__sizes_to_64k)
 {
-    for (size_t n = small_max - 64; n <= 64 * KiB + 64; n += 8)
+    // Up to the largest class the thread caches keep: 64 KiB, or four
+    // pages with 64 KiB pages (arenalloc(3)).
+    const size_t cached_max = std::max<size_t>(64 * KiB, 4 * page_size());
+    for (size_t n = small_max - 64; n <= cached_max + 64; n += 8)
         check_malloc_size(n, 3);
     for (size_t c : size_classes()) {
-        if (c > 64 * KiB)
+        if (c > cached_max)
             break;
         check_malloc_size(c - 1, 2);
         check_malloc_size(c, 2);

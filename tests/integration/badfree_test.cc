@@ -247,8 +247,8 @@ expect(const char *fn, const void *p, const char *finding)
 void
 continue_child(const std::string &which)
 {
-    size_t sz = which.find("cached_large") != std::string::npos ? 20 * KiB
-                : which.find("large") != std::string::npos   ? 128 * KiB
+    size_t sz = which.find("cached_large") != std::string::npos ? testutil::cached_large(20 * KiB)
+                : which.find("large") != std::string::npos   ? 2 * testutil::largest_cached_class()
                 : which.find("huge") != std::string::npos  ? 4 * MiB
                                                            : 64;
     char *p = static_cast<char *>(malloc(sz));
@@ -447,13 +447,13 @@ ATF_TEST_CASE_BODY(free__chunk_unmapped_since_last_free)
     ATF_REQUIRE(mallctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
     // A cached large class: its run, unlike a small class's current run,
     // leaves the chunk empty once flushed.
-    void *p = malloc(32 * KiB);
+    void *p = malloc(testutil::cached_large(32 * KiB));
     ATF_REQUIRE(p != NULL);
     free(opaque(p));  // the thread's memo now names p's chunk
     ATF_REQUIRE(mallctl("thread.tcache.flush", NULL, NULL, NULL, 0) == 0);
     arenalloc_purge();
     errno = 0;
-    if (!(msync(p, 4096, MS_ASYNC) == -1 && errno == ENOMEM))
+    if (!(msync(p, testutil::system_page_size(), MS_ASYNC) == -1 && errno == ENOMEM))
         ATF_FAIL("the chunk of p is still mapped after arenalloc_purge()");
     const testutil::child_result r = testutil::run_in_child([p] { free(opaque(p)); });
     require_report(r, "free", p, kNotOurs);
@@ -709,12 +709,13 @@ ATF_TEST_CASE_BODY(realloc__small_block_moved_away)
 ATF_TEST_CASE_WITHOUT_HEAD(realloc__freed_large_and_huge_block);
 ATF_TEST_CASE_BODY(realloc__freed_large_and_huge_block)
 {
-    require_deaths("realloc", kFreePages, [] { return fresh_block(128 * KiB); },
+    require_deaths("realloc", kFreePages, [] { return fresh_block(2 * testutil::largest_cached_class()); },
                    [](void *p) {
                        free(opaque(p));
                        testutil::escape(realloc(opaque(p), 200 * KiB));
                    });
-    require_deaths("malloc_usable_size", kFreePages, [] { return fresh_block(128 * KiB); },
+    require_deaths("malloc_usable_size", kFreePages,
+                   [] { return fresh_block(2 * testutil::largest_cached_class()); },
                    [](void *p) {
                        free(opaque(p));
                        testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
@@ -736,21 +737,23 @@ ATF_TEST_CASE_BODY(free__large_double)
 {
     // 16 to 64 KiB are thread-cache classes: the first free leaves the
     // block in the cache with the free mark, as a small one.
-    for (size_t sz : {size_t{16 * KiB}, size_t{20 * KiB}, size_t{32 * KiB}, size_t{40 * KiB},
-                      size_t{64 * KiB}})
+    for (size_t sz : {testutil::cached_large(16 * KiB), testutil::cached_large(20 * KiB),
+                      testutil::cached_large(32 * KiB), testutil::cached_large(40 * KiB),
+                      testutil::cached_large(64 * KiB)})
         require_deaths("free", kDoubleFree, [sz] { return fresh_block(sz); },
                        [](void *p) {
                            free(opaque(p));
                            free(opaque(p));
                        });
-    for (size_t sz : {size_t{64 * KiB + 1}, size_t{128 * KiB}, size_t{1 * MiB}})
+    for (size_t sz : {testutil::largest_cached_class() + 1, 2 * testutil::largest_cached_class(),
+                      size_t{1 * MiB}})
         require_deaths("free", kFreePages, [sz] { return fresh_block(sz); },
                        [](void *p) {
                            free(opaque(p));
                            free(opaque(p));
                        });
     // Once the cache has given it back to its run, the page map tells.
-    require_deaths("free", kFreePages, [] { return fresh_block(20 * KiB); },
+    require_deaths("free", kFreePages, [] { return fresh_block(testutil::cached_large(20 * KiB)); },
                    [](void *p) {
                        free(opaque(p));
                        malloc_trim(0);
@@ -763,22 +766,23 @@ ATF_TEST_CASE_BODY(free__large_double)
 ATF_TEST_CASE_WITHOUT_HEAD(free__large_cached_double_elsewhere);
 ATF_TEST_CASE_BODY(free__large_cached_double_elsewhere)
 {
-    require_deaths("free", kDoubleFree, [] { return fresh_block(24 * KiB); },
+    require_deaths("free", kDoubleFree, [] { return fresh_block(testutil::cached_large(24 * KiB)); },
                    [](void *p) {
                        free(opaque(p));
                        on_other_thread([p] { free(opaque(p)); });
                    });
-    require_deaths("free", kDoubleFree, [] { return fresh_block(24 * KiB); },
+    require_deaths("free", kDoubleFree, [] { return fresh_block(testutil::cached_large(24 * KiB)); },
                    [](void *p) {
                        parked_thread t(p);
                        free(opaque(p));
                    });
-    require_deaths("realloc", kInCache, [] { return fresh_block(16 * KiB); },
+    require_deaths("realloc", kInCache, [] { return fresh_block(testutil::cached_large(16 * KiB)); },
                    [](void *p) {
                        free(opaque(p));
                        testutil::escape(realloc(opaque(p), 40 * KiB));
                    });
-    require_deaths("malloc_usable_size", kInCache, [] { return fresh_block(28 * KiB); },
+    require_deaths("malloc_usable_size", kInCache,
+                   [] { return fresh_block(testutil::cached_large(28 * KiB)); },
                    [](void *p) {
                        free(opaque(p));
                        testutil::escape(reinterpret_cast<void *>(malloc_usable_size(opaque(p))));
@@ -865,17 +869,21 @@ ATF_TEST_CASE_BODY(free_sized__mismatch)
     require_deaths("free_aligned_sized", "alignment 24 is not a power of two",
                    [] { return malloc(100); },
                    [](void *p) { free_aligned_sized(opaque(p), 24, 100); });
-    // A 64 KiB block that happens to be 1 MiB aligned would be accepted:
-    // skip those.
+    // A large block (64 KiB, or four pages with 64 KiB pages: its size is
+    // what a 1 MiB-aligned request of it gets) that happens to be 1 MiB
+    // aligned would be accepted: skip those.
     require_deaths("free_aligned_sized", "block is not aligned to 1048576",
                    [] {
                        void *p;
-                       while (((reinterpret_cast<uintptr_t>(p = fresh_block(64 * KiB))) &
+                       while (((reinterpret_cast<uintptr_t>(
+                                   p = fresh_block(testutil::largest_cached_class()))) &
                                (MiB - 1)) == 0)
                            continue;
                        return p;
                    },
-                   [](void *p) { free_aligned_sized(opaque(p), MiB, 64 * KiB); });
+                   [](void *p) {
+                       free_aligned_sized(opaque(p), MiB, testutil::largest_cached_class());
+                   });
     // The size check finds the block in the cache first.
     require_deaths("free_sized", kInCache, [] { return fresh_block(100); },
                    [](void *p) {

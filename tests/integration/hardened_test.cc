@@ -241,7 +241,7 @@ void child_api(void) {
         // Small blocks (those whose request, 5 bytes of canary and size
         // trailer and the alignment fit the largest small class) report
         // the request; large and huge ones at least it.
-        const bool small = ((n + 5 + align - 1) & ~(align - 1)) <= 14336;
+        const bool small = ((n + 5 + align - 1) & ~(align - 1)) <= testutil::largest_small_class();
         if (small ? u != n : u < n)
             bad++;
         const uint64_t seed = testutil::pattern_seed(p, n);
@@ -360,7 +360,7 @@ void require_overflow_report(const Child &c, const std::string &fn, size_t n,
     TU_REQUIRE_MSG(testutil::starts_with(line, head) && line.back() == ')',
                    what << ": report [" << line << "], expected [" << head << "R)]");
     const size_t cls = strtoull(line.c_str() + head.size(), NULL, 10);
-    TU_REQUIRE_MSG(cls >= n + 5 && cls <= 14336, what << ": size class in [" << line << "]");
+    TU_REQUIRE_MSG(cls >= n + 5 && cls <= testutil::largest_small_class(), what << ": size class in [" << line << "]");
 }
 
 const size_t kSmallSizes[] = { 1, 7, 8, 24, 100, 1000, 4000, 9000, 14000, 14331 };
@@ -492,10 +492,15 @@ ATF_TEST_CASE_BODY(guard__write_past_large_and_huge_faults)
         size_t size;
         size_t align;
     };
+    // Sizes and alignments below 1 MiB are those of 4 KiB pages scaled by
+    // the page, so that each stays past the small classes; the first is
+    // the largest small class less 4, which the 5 bytes of canary and
+    // trailer take past it (14332 bytes with 4 KiB pages).
+    const size_t f = testutil::page_size() / 4096;
     const Case cases[] = {
-        { 14332, 0 }, { 16 * KiB, 0 }, { 20000, 0 }, { 100 * KiB, 0 }, { 1 * MiB, 0 },
-        { 3 * MiB, 0 }, { 10 * MiB + 1, 0 }, { 50000, 8192 }, { 300 * KiB, 64 * KiB },
-        { 5 * MiB, 1 * MiB }, { 13000, 4096 },
+        { testutil::largest_small_class() - 4, 0 }, { 16 * KiB * f, 0 }, { 20000 * f, 0 }, { 100 * KiB * f, 0 }, { 1 * MiB, 0 },
+        { 3 * MiB, 0 }, { 10 * MiB + 1, 0 }, { 50000 * f, 8192 * f }, { 300 * KiB * f, 64 * KiB * f },
+        { 5 * MiB, 1 * MiB }, { 13000 * f, 4096 * f },
     };
     for (int run = 0; run < 2; run++)
         for (const Case &k : cases) {

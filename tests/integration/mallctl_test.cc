@@ -352,7 +352,8 @@ ATF_TEST_CASE_WITHOUT_HEAD(names__every_name_answers);
 ATF_TEST_CASE_BODY(names__every_name_answers)
 {
     const unsigned nb = nbins(), nl = nlextents();
-    TU_REQUIRE_MSG(nb == 36, "arenas.nbins " << nb);
+    // 36 small classes with 4 KiB pages, 44 with 16 KiB, 52 with 64 KiB.
+    TU_REQUIRE_MSG(nb == 36 + 4 * (LG_PAGE - 12), "arenas.nbins " << nb);
     TU_REQUIRE_MSG(nl > 0, "arenas.nlextents " << nl);
     // Arena 0, the merged arenas, the first and last bin and large class.
     const std::vector<std::vector<std::string>> instances = {
@@ -424,7 +425,7 @@ ATF_TEST_CASE_BODY(names__unknown_give_enoent)
         "stats.arenas.0.bins." + str(nb) + ".curregs",
         "stats.arenas.0.lextents." + str(nl) + ".curlextents",
         "stats.arenas.0.bins.0.nope",
-        "arenas.bin.36.size",
+        "arenas.bin." + str(nb + 1) + ".size",
         "arenas.bin." + str(nb) + ".size",
         "arenas.lextent." + str(nl) + ".size",
         "arena.4097.purge",
@@ -769,12 +770,15 @@ ATF_TEST_CASE_BODY(arena__purge_drops_dirty)
                       n_purge_all = "arena." + str(narenas()) + ".purge";
     // 1 MiB of large blocks, freed: dirty pages below the one-chunk floor
     // of the ratio rule, so they stay until purged.
+    // (Blocks of 64 KiB, or of the first large class, four pages, with 64
+    // KiB pages.)
+    const size_t block = std::max<size_t>(64 * KiB, testutil::first_large_class());
     std::vector<void *> v;
     v.reserve(16);
-    for (int k = 0; k < 16; k++) {
-        v.push_back(malloc(64 * KiB));
+    for (size_t k = 0; k < MiB / block; k++) {
+        v.push_back(malloc(block));
         ATF_REQUIRE(v.back() != NULL);
-        memset(v.back(), 1, 64 * KiB);
+        memset(v.back(), 1, block);
     }
     for (void *p : v)
         free(p);
@@ -788,7 +792,8 @@ ATF_TEST_CASE_BODY(arena__purge_drops_dirty)
     const size_t pdirty1 = get<size_t>(n_pdirty.c_str());
     const uint64_t purged1 = get<uint64_t>(n_purged.c_str());
     ATF_REQUIRE_EQ(r, 0);
-    TU_REQUIRE_MSG(pdirty >= 256, pdirty << " dirty pages after freeing 1 MiB");
+    TU_REQUIRE_MSG(pdirty >= MiB / testutil::page_size(),
+                   pdirty << " dirty pages after freeing 1 MiB");
     TU_REQUIRE_EQ(dirty, pdirty * testutil::page_size());
     TU_REQUIRE_EQ(pdirty1, 0u);
     TU_REQUIRE_MSG(purged1 >= purged0 + pdirty,
@@ -1041,7 +1046,7 @@ ATF_TEST_CASE_BODY(exact__two_threads)
         { 16, { 1000, 700 } },
         { 192, { 300, 500 } },
         { 3072, { 50, 80 } },
-        { 128 * KiB, { 20, 30 } },
+        { 2 * testutil::largest_cached_class(), { 20, 30 } },
     };
     std::vector<unsigned> cls(plans.size());
     std::vector<bool> is_large(plans.size());

@@ -166,7 +166,7 @@ ATF_TEST_CASE_BODY(prefixed__conformance)
         TU_REQUIRE_MSG(is_aligned(p, 16) || n < 16, "arena_malloc(" << n << ") = " << p);
         const size_t usable = arena_malloc_usable_size(p);
         TU_REQUIRE_MSG(usable >= n, "usable " << usable << " < " << n);
-        if (n <= 14336)  // small classes: at most a quarter above the request
+        if (n <= testutil::largest_small_class())  // small: at most a quarter above the request
             TU_REQUIRE_MSG(usable <= n + n / 4 + 16, "usable " << usable << " for " << n);
         testutil::pattern_fill(p, usable, 1);
         // Grow then shrink: the contents that fit survive both moves.

@@ -161,15 +161,17 @@ ATF_TEST_CASE_WITHOUT_HEAD(summary__large_counts);
 ATF_TEST_CASE_BODY(summary__large_counts)
 {
     const arenalloc_summary s0 = summary();
-    void *p = malloc(128 * 1024);  // past the thread caches
+    // Past the thread caches: 128 KiB with 4 KiB pages.
+    const size_t size = 2 * testutil::largest_cached_class();
+    void *p = malloc(size);
     ATF_REQUIRE(p != NULL);
     testutil::escape(p);
     const arenalloc_summary s1 = summary();
     TU_REQUIRE_MSG(s1.nmalloc_large >= s0.nmalloc_large + 1,
-                   "after malloc(64 KiB): " << describe(s0) << " -> "
-                                            << describe(s1));
+                   "after malloc(" << size << "): " << describe(s0) << " -> "
+                                   << describe(s1));
     TU_REQUIRE_MSG(s1.nmalloc_huge == s0.nmalloc_huge,
-                   "64 KiB counted as huge: " << describe(s1));
+                   size << " bytes counted as huge: " << describe(s1));
     free(p);
     const arenalloc_summary s2 = summary();
     TU_REQUIRE_MSG(s2.nfree >= s1.nfree + 1, "after free: " << describe(s1)

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "config.h"  // LG_PAGE: the allocator's page
+
 // tstd:: names the library parts of C++ the tests use beyond header-only
 // templates (string streams, threads, mutexes, condition variables): the
 // standard ones, or, in a stand-alone build (ARENALLOC_STANDALONE_TESTS,
@@ -99,8 +101,51 @@ opaque(T x)
     return x;
 }
 
+// The allocator's page, the build's (configure --with-lg-page): what
+// valloc aligns to and large blocks are multiples of.  It may be bigger
+// than the system's (a 64 KiB build runs on 4 KiB pages).
 inline size_t
 page_size(void)
+{
+    return size_t(1) << LG_PAGE;
+}
+
+// The largest small class, 3.5 pages (arenalloc(3), "Size classes"):
+// 14336 bytes with 4 KiB pages.
+inline size_t
+largest_small_class(void)
+{
+    return size_t(7) << (LG_PAGE - 1);
+}
+
+// The first large class, four pages (16 KiB with 4 KiB pages), and the
+// largest class the thread caches keep: 64 KiB, or four pages with 64 KiB
+// pages (arenalloc(3), "Thread caches").
+inline size_t
+first_large_class(void)
+{
+    return 4 * page_size();
+}
+
+inline size_t
+largest_cached_class(void)
+{
+    return 4 * page_size() > (size_t(64) << 10) ? 4 * page_size() : size_t(64) << 10;
+}
+
+// A cached large class standing for the size at_4k (16 to 64 KiB) of a
+// 4 KiB-page build: the same with 4 KiB pages; with bigger pages, whose
+// caches hold one large class, that class.
+inline size_t
+cached_large(size_t at_4k)
+{
+    return page_size() == 4096 ? at_4k : largest_cached_class();
+}
+
+// The system's page: the unit of /proc/self/statm and of the kernel's
+// calls.
+inline size_t
+system_page_size(void)
 {
     return static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }

@@ -168,7 +168,7 @@ mapped_bytes(void)
     if (fscanf(f, "%lu", &size) != 1)
         size = 0;
     fclose(f);
-    return size * testutil::page_size();
+    return size * testutil::system_page_size();
 }
 
 void *
@@ -383,7 +383,7 @@ resident_bytes(void)
     if (fscanf(f, "%lu %lu", &size, &resident) != 2)
         resident = 0;
     fclose(f);
-    return resident * testutil::page_size();
+    return resident * testutil::system_page_size();
 }
 
 struct churn_slot {

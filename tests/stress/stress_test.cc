@@ -22,7 +22,7 @@ namespace {
 
 const size_t KiB = 1024;
 const size_t MiB = 1024 * 1024;
-const size_t small_max = 14336;
+const size_t small_max = testutil::largest_small_class();
 const size_t large_max = 1792 * KiB;
 
 // Time budget of one case; the threads stop early when it runs out.

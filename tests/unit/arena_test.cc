@@ -25,7 +25,10 @@ using namespace arenalloc;
 
 namespace {
 
-const size_t KiB = 1024;
+// Large sizes are written in quarter pages, so that a test means the same
+// runs at every page size: 32 * kQuarterPage is 8 pages (32 KiB with 4 KiB
+// pages).
+const size_t kQuarterPage = kPage / 4;
 
 unsigned large_class(size_t size) {
     unsigned cls = size_to_class(size);
@@ -190,28 +193,28 @@ ATF_TEST_CASE_BODY(arena__large_runs_coalesce_when_freed) {
     Arena *a = idle_arena(1);
     void *p[3];
     for (int i = 0; i < 3; i++) {
-        p[i] = large(a, 32 * KiB);
-        ATF_REQUIRE_EQ(usable(p[i]), 32 * KiB);
+        p[i] = large(a, 32 * kQuarterPage);
+        ATF_REQUIRE_EQ(usable(p[i]), 32 * kQuarterPage);
         ATF_REQUIRE_EQ(page_map_tag(entry_of(a, p[i])), kPageLarge);
     }
     Chunk *c = chunk_containing(p[0]);
     ATF_REQUIRE(chunk_containing(p[1]) == c && chunk_containing(p[2]) == c);
     {
         MutexGuard guard(a->mutex);
-        ATF_REQUIRE_EQ(a->nactive, 3u * (32 * KiB / kPage));
-        ATF_REQUIRE_EQ(a->stats.allocated_large, 3u * 32 * KiB);
-        ATF_REQUIRE_EQ(c->nfree_pages, c->npages - c->header_pages - 3u * (32 * KiB / kPage));
+        ATF_REQUIRE_EQ(a->nactive, 3u * (32 * kQuarterPage / kPage));
+        ATF_REQUIRE_EQ(a->stats.allocated_large, 3u * 32 * kQuarterPage);
+        ATF_REQUIRE_EQ(c->nfree_pages, c->npages - c->header_pages - 3u * (32 * kQuarterPage / kPage));
     }
     // The middle first, so that each later free joins free neighbours.
-    ATF_REQUIRE_EQ(release(p[1]), 32 * KiB);
-    ATF_REQUIRE_EQ(release(p[0]), 32 * KiB);
-    ATF_REQUIRE_EQ(release(p[2]), 32 * KiB);
+    ATF_REQUIRE_EQ(release(p[1]), 32 * kQuarterPage);
+    ATF_REQUIRE_EQ(release(p[0]), 32 * kQuarterPage);
+    ATF_REQUIRE_EQ(release(p[2]), 32 * kQuarterPage);
     MutexGuard guard(a->mutex);
     ATF_REQUIRE_EQ(a->nactive, 0u);
     ATF_REQUIRE_EQ(a->stats.allocated_large, 0u);
     ATF_REQUIRE_EQ(a->stats.nmalloc_large, 3u);
     ATF_REQUIRE_EQ(a->stats.ndalloc_large, 3u);
-    unsigned l = large_class(32 * KiB) - kNumBins;
+    unsigned l = large_class(32 * kQuarterPage) - kNumBins;
     ATF_REQUIRE_EQ(a->large[l].nmalloc, 3u);
     ATF_REQUIRE_EQ(a->large[l].ndalloc, 3u);
     ATF_REQUIRE_EQ(a->large[l].curruns, 0u);
@@ -233,51 +236,51 @@ ATF_TEST_CASE_BODY(arena__large_resize_in_place) {
     std::vector<void *> v;
     void *x = nullptr, *y = nullptr;
     for (int i = 0; i < 16 && x == nullptr; i++) {
-        v.push_back(large(a, 32 * KiB));
+        v.push_back(large(a, 32 * kQuarterPage));
         for (void *p : v)
-            if (static_cast<char *>(p) + 32 * KiB == v.back())
+            if (static_cast<char *>(p) + 32 * kQuarterPage == v.back())
                 x = p, y = v.back();
-            else if (static_cast<char *>(v.back()) + 32 * KiB == p)
+            else if (static_cast<char *>(v.back()) + 32 * kQuarterPage == p)
                 x = v.back(), y = p;
     }
     ATF_REQUIRE(x != nullptr);
     Chunk *c = chunk_containing(x);
     // y is in the way.
-    ATF_REQUIRE(!arena_ralloc_large_in_place(c, x, large_class(64 * KiB)));
-    ATF_REQUIRE_EQ(usable(x), 32 * KiB);
-    ATF_REQUIRE_EQ(release(y), 32 * KiB);
+    ATF_REQUIRE(!arena_ralloc_large_in_place(c, x, large_class(64 * kQuarterPage)));
+    ATF_REQUIRE_EQ(usable(x), 32 * kQuarterPage);
+    ATF_REQUIRE_EQ(release(y), 32 * kQuarterPage);
     // Grown over y's pages, which are x's now; x's bytes stay.
-    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(64 * KiB)));
-    ATF_REQUIRE_EQ(usable(x), 64 * KiB);
+    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(64 * kQuarterPage)));
+    ATF_REQUIRE_EQ(usable(x), 64 * kQuarterPage);
     ATF_REQUIRE_EQ(page_map_run(entry_of(a, y)), page_map_run(entry_of(a, x)));
     ATF_REQUIRE_EQ(page_map_tag(entry_of(a, y)), kPageLarge);
-    ATF_REQUIRE_EQ(static_cast<unsigned char *>(x)[32 * KiB - 1], 0x42);
+    ATF_REQUIRE_EQ(static_cast<unsigned char *>(x)[32 * kQuarterPage - 1], 0x42);
     uint64_t allocated;
     {
         MutexGuard guard(a->mutex);
         allocated = a->stats.allocated_large;
     }
     // Shrunk: the tail is a free run, and the block can grow into it again.
-    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(16 * KiB)));
-    ATF_REQUIRE_EQ(usable(x), 16 * KiB);
-    ATF_REQUIRE_EQ(page_map_tag(entry_of(a, static_cast<char *>(x) + 16 * KiB)), kPageFree);
+    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(16 * kQuarterPage)));
+    ATF_REQUIRE_EQ(usable(x), 16 * kQuarterPage);
+    ATF_REQUIRE_EQ(page_map_tag(entry_of(a, static_cast<char *>(x) + 16 * kQuarterPage)), kPageFree);
     {
         MutexGuard guard(a->mutex);
-        ATF_REQUIRE_EQ(a->stats.allocated_large, allocated - 48 * KiB);
+        ATF_REQUIRE_EQ(a->stats.allocated_large, allocated - 48 * kQuarterPage);
     }
-    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(40 * KiB)));
-    ATF_REQUIRE_EQ(usable(x), 40 * KiB);
+    ATF_REQUIRE(arena_ralloc_large_in_place(c, x, large_class(40 * kQuarterPage)));
+    ATF_REQUIRE_EQ(usable(x), 40 * kQuarterPage);
     // Not a large block: refused.
     void *small = arena_malloc_small(a, size_to_class(32), false);
-    ATF_REQUIRE(!arena_ralloc_large_in_place(chunk_containing(small), small, large_class(32 * KiB)));
+    ATF_REQUIRE(!arena_ralloc_large_in_place(chunk_containing(small), small, large_class(32 * kQuarterPage)));
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(arena__dirty_pages_accounted_and_purged);
 ATF_TEST_CASE_BODY(arena__dirty_pages_accounted_and_purged) {
     Arena *a = idle_arena(1);
     g_options.decay_ms = kDecayMsMax;  // nothing ages during the test
-    void *p = large(a, 64 * KiB);
-    void *q = large(a, 32 * KiB);
+    void *p = large(a, 64 * kQuarterPage);
+    void *q = large(a, 32 * kQuarterPage);
     uint64_t dirty0, active0;
     {
         MutexGuard guard(a->mutex);
@@ -310,15 +313,15 @@ ATF_TEST_CASE_WITHOUT_HEAD(arena__refuses_bad_pointers);
 ATF_TEST_CASE_BODY(arena__refuses_bad_pointers) {
     Arena *a = idle_arena(1);
     g_options.continue_on_bad_pointer = true;  // report and go on
-    void *p = large(a, 32 * KiB);
+    void *p = large(a, 32 * kQuarterPage);
     char *s = static_cast<char *>(arena_malloc_small(a, size_to_class(64), false));
     ATF_REQUIRE_EQ(release(static_cast<char *>(p) + kPage), 0u);
     ATF_REQUIRE_EQ(arena_usable_size(chunk_containing(s), s + 8, "malloc_usable_size"), 0u);
     ATF_REQUIRE_EQ(release(s + 8), 0u);
     // Refused, they are still live.
-    ATF_REQUIRE_EQ(usable(p), 32 * KiB);
+    ATF_REQUIRE_EQ(usable(p), 32 * kQuarterPage);
     ATF_REQUIRE_EQ(usable(s), size_t{64});
-    ATF_REQUIRE_EQ(release(p), 32 * KiB);
+    ATF_REQUIRE_EQ(release(p), 32 * kQuarterPage);
     ATF_REQUIRE_EQ(release(s), size_t{64});
     // A second free of either is refused too, and counted once.
     ATF_REQUIRE_EQ(release(s), 0u);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "arena.h"
 #include "chunk.h"
@@ -55,22 +56,34 @@ ATF_TEST_CASE_BODY(chunk__geometry_follows_the_definitions) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(chunk__geometry_known_values);
 ATF_TEST_CASE_BODY(chunk__geometry_known_values) {
-    if (kPage != 4096)
-        ATF_SKIP("the figures below are for 4 KiB pages");
     // lg, header pages, largest large class: four classes a doubling, so
-    // the biggest below the usable pages is 7/8 of a power of two.
+    // the biggest below the usable pages is 7/8 of a power of two.  The
+    // header is 48 bytes and 8 more a page.
     struct Expected {
         unsigned lg;
         uint32_t header_pages;
         size_t large_max;
     };
-    const Expected expected[] = {
-        {18, 1, 224u << 10},        // 64 pages: 560 bytes of header; 252 KiB usable
-        {20, 1, 896u << 10},        // 256 pages: 2,096 bytes; 1,020 KiB usable
-        {21, 2, 1792u << 10},       // 512 pages: 4,144 bytes; 2,040 KiB usable
-        {22, 3, 3584u << 10},       // 1,024 pages: 8,240 bytes
-        {30, 513, size_t{896} << 20},  // 262,144 pages: 2 MiB + 48 bytes
-    };
+    const std::vector<Expected> expected =
+        kLgPage == 12 ? std::vector<Expected>{
+            {18, 1, 224u << 10},        // 64 pages: 560 bytes of header; 252 KiB usable
+            {20, 1, 896u << 10},        // 256 pages: 2,096 bytes; 1,020 KiB usable
+            {21, 2, 1792u << 10},       // 512 pages: 4,144 bytes; 2,040 KiB usable
+            {22, 3, 3584u << 10},       // 1,024 pages: 8,240 bytes
+            {30, 513, size_t{896} << 20},  // 262,144 pages: 2 MiB + 48 bytes
+        } : kLgPage == 14 ? std::vector<Expected>{
+            {18, 1, 224u << 10},        // 16 pages: 176 bytes; 240 KiB usable
+            {21, 1, 1792u << 10},       // 128 pages: 1,072 bytes; 2,032 KiB usable
+            {24, 1, 14336u << 10},      // 1,024 pages: 8,240 bytes
+            {25, 2, 28672u << 10},      // 2,048 pages: 16,432 bytes
+            {30, 33, size_t{896} << 20},   // 65,536 pages: 512 KiB + 48 bytes
+        } : std::vector<Expected>{
+            {20, 1, 896u << 10},        // 16 pages: 176 bytes; 960 KiB usable
+            {21, 1, 1792u << 10},       // 32 pages: 304 bytes; 1,984 KiB usable
+            {28, 1, 224u << 20},        // 4,096 pages: 32,816 bytes
+            {29, 2, 448u << 20},        // 8,192 pages: 65,584 bytes
+            {30, 3, size_t{896} << 20},    // 16,384 pages: 128 KiB + 48 bytes
+        };
     for (const Expected &e : expected) {
         chunk_configure(e.lg);
         ATF_REQUIRE_MSG(g_chunk.header_pages == e.header_pages,
@@ -85,7 +98,7 @@ ATF_TEST_CASE_BODY(chunk__page_arithmetic) {
     chunk_configure(kLgChunkDefault);
     // A made-up chunk address: the helpers only compute.
     const Chunk *c = reinterpret_cast<const Chunk *>(uintptr_t{7} << kLgChunkDefault);
-    for (uint32_t page : {0u, 1u, 2u, 255u, g_chunk.npages - 1}) {
+    for (uint32_t page : {0u, 1u, 2u, g_chunk.npages / 2 - 1, g_chunk.npages - 1}) {
         uintptr_t at = chunk_page_addr(c, page);
         ATF_REQUIRE_EQ(at, reinterpret_cast<uintptr_t>(c) + page * kPage);
         ATF_REQUIRE_EQ(chunk_page_index(c, reinterpret_cast<void *>(at)), page);

@@ -12,6 +12,8 @@
 
 #include <string>
 
+#include "child_process.h"
+
 #include "allocator.h"
 #include "arena.h"
 #include "chunk.h"
@@ -23,44 +25,6 @@
 using namespace arenalloc;
 
 namespace {
-
-struct ChildResult {
-    int status;
-    std::string err;  // what the child wrote to stderr
-};
-
-// Runs body in a child whose stderr is a pipe; the child exits 0 when
-// body returns.
-ChildResult run_in_child(void (*body)()) {
-    int fds[2];
-    ATF_REQUIRE(pipe(fds) == 0);
-    pid_t pid = fork();
-    ATF_REQUIRE(pid != -1);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[1]);
-        body();
-        _exit(0);
-    }
-    close(fds[1]);
-    ChildResult r{0, ""};
-    char buf[512];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0)
-        r.err.append(buf, static_cast<size_t>(n));
-    close(fds[0]);
-    ATF_REQUIRE(waitpid(pid, &r.status, 0) == pid);
-    return r;
-}
-
-bool aborted(const ChildResult &r) {
-    return WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT;
-}
-
-bool exited_ok(const ChildResult &r) {
-    return WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
-}
 
 void failing_check() {
     AA_ASSERT(1 + 1 == 3);

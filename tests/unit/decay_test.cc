@@ -29,20 +29,22 @@ uint64_t dirty_pages(Arena *a) {
     return a->ndirty;
 }
 
-// A written 32 KiB block of arena a.
+// A written block of 8 pages (32 KiB with 4 KiB pages) of arena a.
+constexpr size_t kBlock = 8 * kPage;
+
 void *written_block(Arena *a) {
-    void *p = arena_malloc_large(a, size_to_class(32 << 10), kPage, false);
+    void *p = arena_malloc_large(a, size_to_class(kBlock), kPage, false);
     ATF_REQUIRE(p != nullptr);
     ATF_REQUIRE_EQ(chunk_containing(p)->arena, a);
-    memset(p, 0x11, 32 << 10);
+    memset(p, 0x11, kBlock);
     return p;
 }
 
 // Frees p, of arena a: eight more dirty pages.
 void free_block(Arena *a, void *p) {
     uint64_t before = dirty_pages(a);
-    ATF_REQUIRE_EQ(arena_free(chunk_containing(p), p, "free"), size_t{32} << 10);
-    ATF_REQUIRE_EQ(dirty_pages(a), before + (32 << 10) / kPage);
+    ATF_REQUIRE_EQ(arena_free(chunk_containing(p), p, "free"), kBlock);
+    ATF_REQUIRE_EQ(dirty_pages(a), before + 8);
 }
 
 void make_dirty(Arena *a) { free_block(a, written_block(a)); }
@@ -94,7 +96,7 @@ ATF_TEST_CASE_BODY(decay__tick_sweeps_once_per_interval) {
     age_dirty_runs(a);
     decay_tick();  // within the interval of the last sweep: nothing
     decay_tick();
-    ATF_REQUIRE_EQ(dirty_pages(a), (32u << 10) / kPage);
+    ATF_REQUIRE_EQ(dirty_pages(a), kBlock / kPage);
 
     decay_tick_expire();
     decay_tick();
@@ -108,12 +110,12 @@ ATF_TEST_CASE_BODY(decay__sweep_keeps_young_pages) {
     make_dirty(a);
     uint64_t purged = a->stats.npurged_pages;
     decay_sweep();
-    ATF_REQUIRE_EQ(dirty_pages(a), (32u << 10) / kPage);
+    ATF_REQUIRE_EQ(dirty_pages(a), kBlock / kPage);
     age_dirty_runs(a);
     decay_sweep();
     ATF_REQUIRE_EQ(dirty_pages(a), 0u);
     MutexGuard guard(a->mutex);
-    ATF_REQUIRE_EQ(a->stats.npurged_pages, purged + (32u << 10) / kPage);
+    ATF_REQUIRE_EQ(a->stats.npurged_pages, purged + kBlock / kPage);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(decay__sweep_covers_every_arena);

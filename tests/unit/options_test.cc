@@ -550,8 +550,9 @@ ATF_TEST_CASE_BODY(parse__repetition_counts) {
     ATF_REQUIRE(parse("2KF").empty());
     ATF_REQUIRE_EQ(g_options.lg_chunk, static_cast<int>(kLgChunkDefault) + 2);
     ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, kLgDirtyRatioDefault - 1);
-    ATF_REQUIRE(parse("1k1k").empty());
-    ATF_REQUIRE_EQ(g_options.lg_chunk, static_cast<int>(kLgChunkDefault) - 2);
+    // (Down one, up one, down one: within K's bounds at every page size.)
+    ATF_REQUIRE(parse("1k1K1k").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, static_cast<int>(kLgChunkDefault) - 1);
     ATF_REQUIRE(parse("10f").empty());
     ATF_REQUIRE_EQ(g_options.lg_dirty_ratio, kLgDirtyRatioDefault + 10);
 
@@ -591,13 +592,14 @@ ATF_TEST_CASE_WITHOUT_HEAD(parse__bounds_reached_silently);
 ATF_TEST_CASE_BODY(parse__bounds_reached_silently) {
     // The bounds of arenalloc(3): dirty pages from 1024 x (F) down to the
     // one-chunk floor (f); GC interval 2^1 .. 2^30, then off (g); thread
-    // caches up to 8 x (H), off at 7 h; chunks 256 KiB .. 1 GiB.
+    // caches up to 8 x (H), off at 7 h; chunks 256 KiB .. 1 GiB (1 MiB ..
+    // with 64 KiB pages: at least 16 pages).
     ATF_REQUIRE_EQ(kLgDirtyRatioMin, -10);
     ATF_REQUIRE_EQ(kLgDirtyRatioMax, 30);
     ATF_REQUIRE_EQ(kLgTcacheGcMax, 30);
     ATF_REQUIRE_EQ(kTcacheShiftMax, 3);
     ATF_REQUIRE_EQ(kTcacheShiftOff, -7);
-    ATF_REQUIRE_EQ(kLgChunkMin, 18u);
+    ATF_REQUIRE_EQ(kLgChunkMin, kLgPage == 16 ? 20u : 18u);
     ATF_REQUIRE_EQ(kLgChunkMax, 30u);
     for (const Bound &b : bounds()) {
         const std::string err = parse(b.s);
@@ -670,7 +672,7 @@ ATF_TEST_CASE_BODY(parse__repeat_past_bound_warns_once) {
         char letter;
     } cases[] = {
         {"20K", "lg_chunk", 30, true, 'K'},
-        {"64k", "lg_chunk", 18, false, 'k'},
+        {"64k", "lg_chunk", kLgChunkMin, false, 'k'},
         {"999999F", "lg_dirty_ratio", -10, true, 'F'},
         {"64h", "tcache_shift", -7, false, 'h'},
     };
@@ -815,7 +817,7 @@ ATF_TEST_CASE_BODY(parse__long_strings) {
     // 100,000 digits and a letter: one capped count.
     s = std::string(n, '9') + "k";
     err = parse(s);
-    ATF_REQUIRE_EQ(g_options.lg_chunk, 18);
+    ATF_REQUIRE_EQ(g_options.lg_chunk, kLgChunkMin);
     for (const std::string &l : lines_of(err))
         require_bound_warning(l + "\n", false, 'k', "100,000 digits and k");
 
@@ -928,9 +930,9 @@ ATF_TEST_CASE_BODY(init__environment_after_link) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(init__global_after_environment);
 ATF_TEST_CASE_BODY(init__global_after_environment) {
-    ATF_REQUIRE(init_with("Jk", "jU", "J2k").empty());
+    ATF_REQUIRE(init_with("Jk", "jU", "J2K").empty());
     ATF_REQUIRE_EQ(g_options.junk, true);             // the global's J is last
-    ATF_REQUIRE_EQ(g_options.lg_chunk, 21 - 1 - 2);   // all three sources
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 21 - 1 + 2);   // all three sources
     ATF_REQUIRE_EQ(g_options.trace, true);            // the environment's U
     ATF_REQUIRE(init_with(nullptr, "Z", "z").empty());
     ATF_REQUIRE_EQ(g_options.zero, false);

@@ -131,10 +131,11 @@ void empty_runs_of(size_t size, int n) {
 ATF_TEST_CASE_WITHOUT_HEAD(purge__freed_pages_are_dirty);
 ATF_TEST_CASE_BODY(purge__freed_pages_are_dirty) {
     Arena *a = arena0();
-    std::vector<void *> v = allocate_touched(128 << 10, 8);  // past the thread caches
+    const size_t size = 2 * kTcacheLargeMax;  // past the thread caches: 128 KiB
+    std::vector<void *> v = allocate_touched(size, 8);
     uint64_t before = a->ndirty;
     aa_free(v[3]);
-    ATF_REQUIRE_EQ(a->ndirty, before + (128 << 10) / kPage);
+    ATF_REQUIRE_EQ(a->ndirty, before + size / kPage);
     for (size_t i = 0; i < v.size(); i++)
         if (i != 3)
             aa_free(v[i]);
@@ -353,10 +354,12 @@ ATF_TEST_CASE_BODY(purge__calloc_of_cached_large_class_leaves_fresh_pages) {
     // touched are zero and leaves them untouched: 32 MiB of such blocks
     // add little to the resident size.  (They were cleared by memset.)
     arena0();
+    // The largest cached class: 64 KiB with 4 KiB pages.
+    const size_t size = kTcacheLargeMax;
     std::vector<void *> v;
     uint64_t before = rss_bytes();
-    for (int i = 0; i < 512; i++) {
-        void *p = aa_calloc(1, 64 << 10);
+    for (size_t i = 0; i < (size_t{32} << 20) / size; i++) {
+        void *p = aa_calloc(1, size);
         ATF_REQUIRE(p != nullptr);
         v.push_back(p);
     }
@@ -364,18 +367,18 @@ ATF_TEST_CASE_BODY(purge__calloc_of_cached_large_class_leaves_fresh_pages) {
     ATF_REQUIRE_MSG(after < before + (8u << 20), "RSS " << before << " -> " << after);
     for (void *p : v) {
         const unsigned char *c = static_cast<const unsigned char *>(p);
-        for (size_t i = 0; i < (64 << 10); i += 509)
+        for (size_t i = 0; i < size; i += 509)
             ATF_REQUIRE_EQ(c[i], 0);
     }
     // Recycled blocks are cleared.
     for (void *p : v) {
-        memset(p, 0x5a, 64 << 10);
+        memset(p, 0x5a, size);
         aa_free(p);
     }
     for (int i = 0; i < 8; i++) {
-        unsigned char *c = static_cast<unsigned char *>(aa_calloc(1, 64 << 10));
+        unsigned char *c = static_cast<unsigned char *>(aa_calloc(1, size));
         ATF_REQUIRE(c != nullptr);
-        for (size_t j = 0; j < (64 << 10); j++)
+        for (size_t j = 0; j < size; j++)
             ATF_REQUIRE_EQ(c[j], 0);
         aa_free(c);
     }
@@ -519,12 +522,14 @@ struct Leaver {
 
 void *fill_free_and_exit(void *arg) {
     Leaver *l = static_cast<Leaver *>(arg);
-    std::vector<void *> v = allocate_touched(256 << 10, 64);  // 16 MiB
+    // 64 blocks past the thread caches (256 KiB, 16 MiB in all, with 4 KiB
+    // pages), so that each free, the last one's too, goes to the arena.
+    std::vector<void *> v = allocate_touched(4 * kTcacheLargeMax, 64);
     l->left_behind = v.back();
     v.pop_back();
     for (void *p : v)
         aa_free(p);
-    empty_runs_of(4096, 400);  // 400 pages of 4 KiB runs, kept
+    empty_runs_of(kPage, 400);  // 400 one-page runs, kept
     l->arena = thread_arena();
     l->ndirty = l->arena->ndirty;
     l->nkept = l->arena->nkept;
@@ -562,7 +567,7 @@ ATF_TEST_CASE_BODY(purge__last_thread_leaving_trims_its_arena) {
     ATF_REQUIRE_MSG(l.arena->nkept <= g_chunk.npages / 2, "kept " << l.arena->nkept);
     // A thread that moves away leaves the same way.
     ATF_REQUIRE(thread_set_arena(l.arena->index));
-    std::vector<void *> v = allocate_touched(256 << 10, 64);
+    std::vector<void *> v = allocate_touched(4 * kTcacheLargeMax, 64);
     for (void *p : v)
         aa_free(p);
     ATF_REQUIRE(l.arena->ndirty > g_chunk.npages);

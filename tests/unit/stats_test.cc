@@ -18,6 +18,7 @@
 #include "require_msg.h"
 #include "size_classes.h"
 #include "stats.h"
+#include "tcache.h"
 
 using namespace arenalloc;
 
@@ -126,11 +127,17 @@ class JsonChecker {
 
 }  // namespace
 
+// A large block of 8 pages (32 KiB with 4 KiB pages), and one too big
+// for the thread caches (192 KiB with 4 KiB pages), which a free gives
+// back to its arena.
+const size_t kLargeBlock = 8 * kPage;
+const size_t kUncachedLarge = 3 * kTcacheLargeMax;
+
 ATF_TEST_CASE_WITHOUT_HEAD(stats__arena_snapshot_after_known_allocations);
 ATF_TEST_CASE_BODY(stats__arena_snapshot_after_known_allocations) {
     Arena *a = idle_arena(1);
     const unsigned bin = size_to_class(64);
-    const unsigned cls = size_to_class(32 << 10);
+    const unsigned cls = size_to_class(kLargeBlock);
     for (int i = 0; i < 10; i++)
         ATF_REQUIRE(arena_malloc_small(a, bin, false) != nullptr);
     void *big[2];
@@ -143,7 +150,7 @@ ATF_TEST_CASE_BODY(stats__arena_snapshot_after_known_allocations) {
     ATF_REQUIRE(stats_arena(1, s.get()));
     ATF_REQUIRE_EQ(s->index, 1u);
     ATF_REQUIRE_EQ(s->allocated_small, 640u);
-    ATF_REQUIRE_EQ(s->allocated_large, 64u << 10);
+    ATF_REQUIRE_EQ(s->allocated_large, 2 * kLargeBlock);
     ATF_REQUIRE_EQ(s->nmalloc_small, 10u);
     ATF_REQUIRE_EQ(s->nmalloc_large, 2u);
     ATF_REQUIRE_EQ(s->ndalloc_large, 0u);
@@ -155,21 +162,21 @@ ATF_TEST_CASE_BODY(stats__arena_snapshot_after_known_allocations) {
     ATF_REQUIRE_EQ(b.curruns, 1u);
     ATF_REQUIRE_EQ(b.run_size, uint64_t{bin_info(bin).run_pages} * kPage);
     const LargeSnapshot &l = s->large[cls - kNumBins];
-    ATF_REQUIRE_EQ(l.size, 32u << 10);
+    ATF_REQUIRE_EQ(l.size, kLargeBlock);
     ATF_REQUIRE_EQ(l.nmalloc, 2u);
     ATF_REQUIRE_EQ(l.curruns, 2u);
     // One small run and two large blocks in use.
-    ATF_REQUIRE_EQ(s->active, b.run_size + (64u << 10));
+    ATF_REQUIRE_EQ(s->active, b.run_size + 2 * kLargeBlock);
     ATF_REQUIRE(s->mapped >= g_chunk.chunk_size);
     ATF_REQUIRE_EQ(s->mapped % g_chunk.chunk_size, 0u);
     ATF_REQUIRE(s->resident >= s->active);
 
     arena_free(chunk_containing(big[0]), big[0], "free");
     ATF_REQUIRE(stats_arena(1, s.get()));
-    ATF_REQUIRE_EQ(s->allocated_large, 32u << 10);
+    ATF_REQUIRE_EQ(s->allocated_large, kLargeBlock);
     ATF_REQUIRE_EQ(s->ndalloc_large, 1u);
     ATF_REQUIRE_EQ(s->large[cls - kNumBins].curruns, 1u);
-    ATF_REQUIRE_EQ(s->dirty, 32u << 10);  // freed pages count as dirty, written or not
+    ATF_REQUIRE_EQ(s->dirty, kLargeBlock);  // freed pages count as dirty, written or not
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(stats__missing_arenas);
@@ -190,14 +197,14 @@ ATF_TEST_CASE_BODY(stats__heap_totals) {
     ATF_REQUIRE_EQ(h0.narenas, g_narenas);
     ATF_REQUIRE(h0.narenas_used >= 1);
     void *huge = aa_malloc(size_t{5} << 20);
-    void *large = aa_malloc(size_t{192} << 10);
+    void *large = aa_malloc(kUncachedLarge);
     ATF_REQUIRE(huge != nullptr && large != nullptr);
     HeapSnapshot h1;
     ATF_REQUIRE(stats_heap(&h1));
     ATF_REQUIRE_EQ(h1.huge_nmalloc, h0.huge_nmalloc + 1);
     ATF_REQUIRE_EQ(h1.huge_cur, h0.huge_cur + 1);
     ATF_REQUIRE_EQ(h1.huge_allocated, h0.huge_allocated + (size_t{5} << 20));
-    ATF_REQUIRE_EQ(h1.allocated, h0.allocated + (size_t{5} << 20) + (size_t{192} << 10));
+    ATF_REQUIRE_EQ(h1.allocated, h0.allocated + (size_t{5} << 20) + kUncachedLarge);
     ATF_REQUIRE(h1.mapped >= h1.resident);
     ATF_REQUIRE(h1.active >= h1.allocated - h1.huge_allocated);
     ATF_REQUIRE(h1.metadata > 0);
@@ -245,7 +252,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(stats__json_report);
 ATF_TEST_CASE_BODY(stats__json_report) {
     Arena *a = idle_arena(1);
     ATF_REQUIRE(arena_malloc_small(a, size_to_class(64), false) != nullptr);
-    ATF_REQUIRE(arena_malloc_large(a, size_to_class(32 << 10), kPage, false) != nullptr);
+    ATF_REQUIRE(arena_malloc_large(a, size_to_class(kLargeBlock), kPage, false) != nullptr);
     HeapSnapshot h;
     ATF_REQUIRE(stats_heap(&h));
     // arenalloc's own layout (A), and jemalloc's (J).

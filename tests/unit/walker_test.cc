@@ -379,11 +379,13 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     // The smallest large classes are cached too: each entry is a whole
     // large run that its arena still counts as allocated.
     std::vector<void *> heap = build_heap();
-    unsigned cls = size_to_class(20 << 10);
+    // The second large class (20 KiB with 4 KiB pages) where the caches
+    // hold it, else the first (the only one with 16 and 64 KiB pages).
+    unsigned cls = kNumBins + 1 < kNumTcacheClasses ? kNumBins + 1 : kNumBins;
     ATF_REQUIRE(cls >= kNumBins && cls < kNumTcacheClasses);
     std::vector<void *> blocks;
     for (int i = 0; i < 4; i++)
-        blocks.push_back(aa_malloc(20 << 10));
+        blocks.push_back(aa_malloc(class_to_size(cls)));
     for (void *p : blocks)
         aa_free(p);
     TCache *tc = tls_thread_state.tcache;
@@ -402,7 +404,7 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
             large_bytes += n * class_to_size(b);
         }
     }
-    ATF_REQUIRE(large_bytes >= uint64_t{bin.count()} * (20 << 10));
+    ATF_REQUIRE(large_bytes >= uint64_t{bin.count()} * class_to_size(cls));
 
     Self self;
     aa_walker *w = open_walker(&self);
@@ -419,7 +421,7 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     ATF_REQUIRE_EQ(r.tcache, reinterpret_cast<uint64_t>(tc));
     ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(cached));
     ATF_REQUIRE_EQ(r.size_class, uint64_t{cls});
-    ATF_REQUIRE_EQ(r.size, uint64_t{20 << 10});
+    ATF_REQUIRE_EQ(r.size, uint64_t{class_to_size(cls)});
     char *text = aa_walker_find_report(w, reinterpret_cast<uint64_t>(cached), 0);
     ATF_REQUIRE_MSG(std::string(text).find("large block") != std::string::npos &&
                         std::string(text).find("; in a thread cache") != std::string::npos,
