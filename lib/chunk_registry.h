@@ -26,7 +26,18 @@ constexpr int kLgChunkDefault = 21;  // 2 MiB
 constexpr int kLgChunkMin = kLgGranule;  // 256 KiB
 constexpr int kLgChunkMax = 30;          // 1 GiB
 constexpr size_t kGranule = size_t{1} << kLgGranule;
-constexpr unsigned kRegistryAddressBits = 48;
+// The address bits the registry covers: 48, the user address space of
+// x86-64, arm64 (4-level tables) and s390x (up to 4 TiB unless a program
+// asks for more), or the whole of a 32-bit pointer.  A mapping beyond it is
+// refused (registry_insert), never truncated.  On 32-bit targets the two
+// levels are then 7 bits each: a 512-byte root and 512-byte leaves.
+constexpr unsigned kPointerBits = sizeof(uintptr_t) * 8;
+constexpr unsigned kRegistryAddressBits = kPointerBits < 48 ? kPointerBits : 48;
+// The highest address covered (spelt so that no shift is by the width of
+// uintptr_t on a 32-bit target).
+constexpr uintptr_t kRegistryAddressMax =
+    kRegistryAddressBits == kPointerBits ? UINTPTR_MAX
+                                         : (uintptr_t{1} << (kRegistryAddressBits % kPointerBits)) - 1;
 constexpr unsigned kRegistryKeyBits = kRegistryAddressBits - kLgGranule;
 constexpr unsigned kRegistryLeafBits = kRegistryKeyBits / 2;
 constexpr unsigned kRegistryRootBits = kRegistryKeyBits - kRegistryLeafBits;

@@ -186,15 +186,25 @@ check_alignments(const char *which, size_t min_align)
     }
 }
 
-// The sizes that no allocation can satisfy.
+// The sizes that no allocation can satisfy: past PTRDIFF_MAX everywhere;
+// PTRDIFF_MAX itself only where that is more than the address space can
+// hold (a 32-bit process under a 64-bit kernel can map its 2 GiB).
 std::vector<size_t>
 impossible_sizes(void)
 {
-    return { SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 4095, SIZE_MAX - 2 * MiB,
-             static_cast<size_t>(PTRDIFF_MAX) + 1,
-             static_cast<size_t>(PTRDIFF_MAX),
-             static_cast<size_t>(PTRDIFF_MAX) - 4095 };
+    std::vector<size_t> v = { SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 4095,
+                              SIZE_MAX - 2 * MiB,
+                              static_cast<size_t>(PTRDIFF_MAX) + 1 };
+    if (sizeof(void *) == 8) {
+        v.push_back(static_cast<size_t>(PTRDIFF_MAX));
+        v.push_back(static_cast<size_t>(PTRDIFF_MAX) - 4095);
+    }
+    return v;
 }
+
+// A factor whose square is just past SIZE_MAX: 2^32 on 64-bit targets, 2^16
+// on 32-bit ones.
+const size_t kRootOverflow = size_t(1) << (sizeof(size_t) * 4);
 
 // Calls alloc(n) for n in sizes, with and without a previously recycled
 // 0xA5-filled block of the same size, and checks that all bytes are zero.
@@ -522,7 +532,7 @@ ATF_TEST_CASE_BODY(calloc__overflow)
 {
     const std::pair<size_t, size_t> cases[] = {
         { SIZE_MAX / 2 + 1, 2 }, { 2, SIZE_MAX / 2 + 1 },
-        { size_t(1) << 32, size_t(1) << 32 }, { SIZE_MAX, SIZE_MAX },
+        { kRootOverflow, kRootOverflow }, { SIZE_MAX, SIZE_MAX },
         { 3, SIZE_MAX / 3 + 1 }, { SIZE_MAX, 1 }, { 1, SIZE_MAX },
         { static_cast<size_t>(PTRDIFF_MAX) / 2 + 1, 2 },
     };
@@ -796,7 +806,7 @@ ATF_TEST_CASE_BODY(reallocarray__overflow)
     testutil::pattern_fill(p, 64, 99);
     const std::pair<size_t, size_t> cases[] = {
         { SIZE_MAX / 2 + 1, 2 }, { 4, SIZE_MAX / 4 + 1 },
-        { size_t(1) << 32, size_t(1) << 32 }, { SIZE_MAX, SIZE_MAX },
+        { kRootOverflow, kRootOverflow }, { SIZE_MAX, SIZE_MAX },
     };
     for (const auto &c : cases) {
         errno = 0;
@@ -823,7 +833,9 @@ ATF_TEST_CASE_BODY(reallocarray__overflow)
 ATF_TEST_CASE_WITHOUT_HEAD(posix_memalign__bad_alignment);
 ATF_TEST_CASE_BODY(posix_memalign__bad_alignment)
 {
-    const size_t bad[] = { 0, 1, 2, 3, 4, 6, 12, 24, 40, 48, 100, 4097,
+    // sizeof(void *) / 2: a power of two below a pointer's size (4 is a
+    // valid alignment on a 32-bit target).
+    const size_t bad[] = { 0, 1, 2, 3, sizeof(void *) / 2, 6, 12, 24, 40, 48, 100, 4097,
                            (size_t(1) << 20) + 8, SIZE_MAX,
                            static_cast<size_t>(PTRDIFF_MAX) + 2 };
     for (size_t a : bad) {
@@ -1130,13 +1142,13 @@ ATF_TEST_CASE_BODY(errno__every_failure_table)
         { "malloc(SIZE_MAX)", [&] { return ptr(malloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "malloc(PTRDIFF_MAX+1)", [&] { return ptr(malloc(opaque(big))); }, 0, ENOMEM },
         { "calloc(SIZE_MAX/2+1, 2)", [&] { return ptr(calloc(opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
-        { "calloc(2^32, 2^32)", [&] { return ptr(calloc(opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "calloc(root, root)", [&] { return ptr(calloc(opaque(kRootOverflow), kRootOverflow)); }, 0, ENOMEM },
         { "calloc(1, PTRDIFF_MAX+1)", [&] { return ptr(calloc(1, opaque(big))); }, 0, ENOMEM },
         { "realloc(p, SIZE_MAX)", [&] { return ptr(realloc(keep, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "realloc(p, PTRDIFF_MAX+1)", [&] { return ptr(realloc(keep, opaque(big))); }, 0, ENOMEM },
         { "realloc(NULL, SIZE_MAX)", [&] { return ptr(realloc(NULL, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "reallocarray(p, SIZE_MAX/2+1, 2)", [&] { return ptr(reallocarray(keep, opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
-        { "reallocarray(NULL, 2^32, 2^32)", [&] { return ptr(reallocarray(NULL, opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "reallocarray(NULL, root, root)", [&] { return ptr(reallocarray(NULL, opaque(kRootOverflow), kRootOverflow)); }, 0, ENOMEM },
         { "aligned_alloc(64, SIZE_MAX)", [&] { return ptr(aligned_alloc(64, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "aligned_alloc(2^21, PTRDIFF_MAX+1)", [&] { return ptr(aligned_alloc(size_t(1) << 21, opaque(big))); }, 0, ENOMEM },
         { "aligned_alloc(2^62, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align), 1)); }, 0, ENOMEM },

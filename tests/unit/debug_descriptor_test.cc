@@ -99,7 +99,11 @@ const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M
                           M(TCache, next_all), M(TCache, spare_batches),
                           FLEX(TCache, slots, void *)};
 const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
-                             M(TCacheBin, tick_left)};
+                             M(TCacheBin, tick_left),
+#if UINTPTR_MAX == UINT32_MAX
+                             M(TCacheBin, pad_to_four_words),  // 32-bit targets only
+#endif
+};
 const Member kBinInfo[] = {M(BinInfo, region_size), M(BinInfo, run_pages), M(BinInfo, nregs),
                            M(BinInfo, reciprocal), M(BinInfo, start_magic)};
 const Member kSizeClassTable[] = {M(SizeClassTable, size), M(SizeClassTable, bin),
