@@ -64,14 +64,22 @@ ATF_TEST_CASE_BODY(chunk__geometry_known_values) {
         uint32_t header_pages;
         size_t large_max;
     };
-    const Expected expected[] = {
+    const Expected expected64[] = {
         {18, 1, 224u << 10},        // 64 pages: 560 bytes of header; 252 KiB usable
         {20, 1, 896u << 10},        // 256 pages: 2,096 bytes; 1,020 KiB usable
         {21, 2, 1792u << 10},       // 512 pages: 4,144 bytes; 2,040 KiB usable
         {22, 3, 3584u << 10},       // 1,024 pages: 8,240 bytes
         {30, 513, size_t{896} << 20},  // 262,144 pages: 2 MiB + 48 bytes
     };
-    for (const Expected &e : expected) {
+    // 32-bit targets: page-map entries of 4 bytes, a smaller Chunk.
+    const Expected expected32[] = {
+        {18, 1, 224u << 10},         // 64 pages: 256 bytes of entries
+        {20, 1, 896u << 10},         // 256 pages: 1 KiB
+        {21, 1, 1792u << 10},        // 512 pages: 2 KiB; 2,044 KiB usable
+        {22, 2, 3584u << 10},        // 1,024 pages: 4 KiB + the Chunk
+        {30, 257, size_t{896} << 20},  // 262,144 pages: 1 MiB + the Chunk
+    };
+    for (const Expected &e : sizeof(void *) == 8 ? expected64 : expected32) {
         chunk_configure(e.lg);
         ATF_REQUIRE_MSG(g_chunk.header_pages == e.header_pages,
                         "lg " << e.lg << ": " << g_chunk.header_pages);
