@@ -61,6 +61,10 @@ extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegis
 // removals can make a stale memo match.  Starts at 1: a memo of stamp 0
 // is none.
 extern AA_HIDDEN std::atomic<uint64_t> g_registry_stamp;
+// 64-bit counters (this stamp, the arenas' statistics) are atomics on
+// 32-bit targets too: they must be lock-free there (i386: cmpxchg8b), since
+// a locked atomic would call libatomic, outside the allocator.
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "64-bit atomics must be lock-free");
 
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.
