@@ -172,6 +172,9 @@ ATF_TEST_CASE_BODY(debug_descriptor__layout_hash)
     uint64_t h = 0xcbf29ce484222325ULL;
     for (const Layout &l : kLayouts)
         for (size_t i = 0; i < l.nmembers; i++) {
+            // Padding (TCacheBin's on 32-bit targets) is nothing a walker reads.
+            if (std::strncmp(l.members[i].name, "pad_", 4) == 0)
+                continue;
             h = fnv1a(h, l.members[i].type);
             h = fnv1a(h, ".");
             h = fnv1a(h, l.members[i].name);

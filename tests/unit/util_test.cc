@@ -56,7 +56,7 @@ ATF_TEST_CASE_BODY(util__lg_floor) {
     ATF_REQUIRE_EQ(lg_floor(4096), 12u);
     ATF_REQUIRE_EQ(lg_floor(4097), 12u);
     ATF_REQUIRE_EQ(lg_floor(SIZE_MAX), sizeof(size_t) * 8 - 1);
-    for (unsigned k = 0; k < 64; k++) {
+    for (unsigned k = 0; k < sizeof(size_t) * 8; k++) {
         size_t x = size_t{1} << k;
         ATF_REQUIRE_MSG(lg_floor(x) == k, "2^" << k);
         if (k >= 2)
