@@ -35,7 +35,7 @@ RegistryLeaf *leaf_for(uintptr_t key, bool create) {
 bool registry_insert(const void *addr, size_t size, uintptr_t value) {
     uintptr_t first = reinterpret_cast<uintptr_t>(addr) >> kLgGranule;
     uintptr_t last = (reinterpret_cast<uintptr_t>(addr) + size - 1) >> kLgGranule;
-    if (((reinterpret_cast<uintptr_t>(addr) + size - 1) >> kRegistryAddressBits) != 0)
+    if (reinterpret_cast<uintptr_t>(addr) + size - 1 > kRegistryAddressMax)
         return false;
     MutexGuard guard(g_registry_mutex);
     // Make every leaf first, so a failure leaves nothing half-recorded.

@@ -30,7 +30,18 @@ constexpr int kLgChunkDefault = 21;  // 2 MiB
 constexpr int kLgChunkMin = kLgGranule > kLgPage + 4 ? kLgGranule : static_cast<int>(kLgPage + 4);
 constexpr int kLgChunkMax = 30;          // 1 GiB
 constexpr size_t kGranule = size_t{1} << kLgGranule;
-constexpr unsigned kRegistryAddressBits = 48;
+// The address bits the registry covers: 48, the user address space of
+// x86-64, arm64 (4-level tables) and s390x (up to 4 TiB unless a program
+// asks for more), or the whole of a 32-bit pointer.  A mapping beyond it is
+// refused (registry_insert), never truncated.  On 32-bit targets the two
+// levels are then 7 bits each: a 512-byte root and 512-byte leaves.
+constexpr unsigned kPointerBits = sizeof(uintptr_t) * 8;
+constexpr unsigned kRegistryAddressBits = kPointerBits < 48 ? kPointerBits : 48;
+// The highest address covered (spelt so that no shift is by the width of
+// uintptr_t on a 32-bit target).
+constexpr uintptr_t kRegistryAddressMax =
+    kRegistryAddressBits == kPointerBits ? UINTPTR_MAX
+                                         : (uintptr_t{1} << (kRegistryAddressBits % kPointerBits)) - 1;
 constexpr unsigned kRegistryKeyBits = kRegistryAddressBits - kLgGranule;
 constexpr unsigned kRegistryLeafBits = kRegistryKeyBits / 2;
 constexpr unsigned kRegistryRootBits = kRegistryKeyBits - kRegistryLeafBits;
@@ -54,6 +65,10 @@ extern AA_HIDDEN std::atomic<RegistryLeaf *> g_registry_root[size_t{1} << kRegis
 // removals can make a stale memo match.  Starts at 1: a memo of stamp 0
 // is none.
 extern AA_HIDDEN std::atomic<uint64_t> g_registry_stamp;
+// 64-bit counters (this stamp, the arenas' statistics) are atomics on
+// 32-bit targets too: they must be lock-free there (i386: cmpxchg8b), since
+// a locked atomic would call libatomic, outside the allocator.
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "64-bit atomics must be lock-free");
 
 // Tagged owner of the granule holding addr, or 0 if the allocator does not
 // own it.

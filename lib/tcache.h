@@ -137,6 +137,11 @@ struct TCacheBin {
                        //   tick, the cache's clock (tcache_alloc); the
                        //   bin's request count is derived from it
                        //   (tcache_bin_nmalloc)
+#if UINTPTR_MAX == UINT32_MAX
+    // 32-bit pointers leave the fields 20 bytes; tcache_bin_at_offset's
+    // arithmetic (class * 32 bytes, one scaled address) needs 32.
+    uint32_t pad_to_four_words[3];
+#endif
 
     uint32_t count() const { return static_cast<uint32_t>(top - stack); }
     uint32_t max() const { return static_cast<uint32_t>(limit - stack); }
@@ -265,7 +270,7 @@ void tcache_postfork_child();
 // (SizeClassTable::bin_offset_words, Run::bin_offset_words: the class
 // times 4, bins being 32 bytes): one scaled address, tc + offset * 8, where
 // the class itself would take a shift and an add.
-static_assert(sizeof(TCacheBin) == 32, "a bin is four words");
+static_assert(sizeof(TCacheBin) == 32, "a bin is 32 bytes (four words on 64-bit targets)");
 AA_ALWAYS_INLINE TCacheBin *tcache_bin_at_offset(TCache *tc, size_t offset_words) {
     return reinterpret_cast<TCacheBin *>(reinterpret_cast<char *>(tc->bins) + offset_words * 8);
 }

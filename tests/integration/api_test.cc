@@ -186,15 +186,25 @@ check_alignments(const char *which, size_t min_align)
     }
 }
 
-// The sizes that no allocation can satisfy.
+// The sizes that no allocation can satisfy: past PTRDIFF_MAX everywhere;
+// PTRDIFF_MAX itself only where that is more than the address space can
+// hold (a 32-bit process under a 64-bit kernel can map its 2 GiB).
 std::vector<size_t>
 impossible_sizes(void)
 {
-    return { SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 4095, SIZE_MAX - 2 * MiB,
-             static_cast<size_t>(PTRDIFF_MAX) + 1,
-             static_cast<size_t>(PTRDIFF_MAX),
-             static_cast<size_t>(PTRDIFF_MAX) - 4095 };
+    std::vector<size_t> v = { SIZE_MAX, SIZE_MAX - 1, SIZE_MAX - 4095,
+                              SIZE_MAX - 2 * MiB,
+                              static_cast<size_t>(PTRDIFF_MAX) + 1 };
+    if (sizeof(void *) == 8) {
+        v.push_back(static_cast<size_t>(PTRDIFF_MAX));
+        v.push_back(static_cast<size_t>(PTRDIFF_MAX) - 4095);
+    }
+    return v;
 }
+
+// A factor whose square is just past SIZE_MAX: 2^32 on 64-bit targets, 2^16
+// on 32-bit ones.
+const size_t kRootOverflow = size_t(1) << (sizeof(size_t) * 4);
 
 // Calls alloc(n) for n in sizes, with and without a previously recycled
 // 0xA5-filled block of the same size, and checks that all bytes are zero.
@@ -525,7 +535,7 @@ ATF_TEST_CASE_BODY(calloc__overflow)
 {
     const std::pair<size_t, size_t> cases[] = {
         { SIZE_MAX / 2 + 1, 2 }, { 2, SIZE_MAX / 2 + 1 },
-        { size_t(1) << 32, size_t(1) << 32 }, { SIZE_MAX, SIZE_MAX },
+        { kRootOverflow, kRootOverflow }, { SIZE_MAX, SIZE_MAX },
         { 3, SIZE_MAX / 3 + 1 }, { SIZE_MAX, 1 }, { 1, SIZE_MAX },
         { static_cast<size_t>(PTRDIFF_MAX) / 2 + 1, 2 },
     };
@@ -799,7 +809,7 @@ ATF_TEST_CASE_BODY(reallocarray__overflow)
     testutil::pattern_fill(p, 64, 99);
     const std::pair<size_t, size_t> cases[] = {
         { SIZE_MAX / 2 + 1, 2 }, { 4, SIZE_MAX / 4 + 1 },
-        { size_t(1) << 32, size_t(1) << 32 }, { SIZE_MAX, SIZE_MAX },
+        { kRootOverflow, kRootOverflow }, { SIZE_MAX, SIZE_MAX },
     };
     for (const auto &c : cases) {
         errno = 0;
@@ -826,7 +836,9 @@ ATF_TEST_CASE_BODY(reallocarray__overflow)
 ATF_TEST_CASE_WITHOUT_HEAD(posix_memalign__bad_alignment);
 ATF_TEST_CASE_BODY(posix_memalign__bad_alignment)
 {
-    const size_t bad[] = { 0, 1, 2, 3, 4, 6, 12, 24, 40, 48, 100, 4097,
+    // sizeof(void *) / 2: a power of two below a pointer's size (4 is a
+    // valid alignment on a 32-bit target).
+    const size_t bad[] = { 0, 1, 2, 3, sizeof(void *) / 2, 6, 12, 24, 40, 48, 100, 4097,
                            (size_t(1) << 20) + 8, SIZE_MAX,
                            static_cast<size_t>(PTRDIFF_MAX) + 2 };
     for (size_t a : bad) {
@@ -1101,7 +1113,12 @@ ATF_TEST_CASE_WITHOUT_HEAD(errno__every_failure_table);
 ATF_TEST_CASE_BODY(errno__every_failure_table)
 {
     const size_t big = static_cast<size_t>(PTRDIFF_MAX) + 1;
-    const size_t huge_align = size_t(1) << 62;
+    // Alignments no mapping can have with 1 byte: 2^63 and 2^62.  On 32-bit
+    // targets every alignment can be had (a block at 2^31 in a 4 GiB address
+    // space), so there the rows ask for PTRDIFF_MAX + 1 bytes as well.
+    const size_t top_align = size_t(1) << (sizeof(size_t) * 8 - 1);
+    const size_t huge_align = top_align / 2;
+    const size_t align_n = sizeof(size_t) == 8 ? 1 : big;
     // A failing posix_memalign sets errno too under glibc's contract.
     const int kPmErrno = ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO ? ENOMEM : EDOM;
     void *keep = malloc(100);
@@ -1133,28 +1150,28 @@ ATF_TEST_CASE_BODY(errno__every_failure_table)
         { "malloc(SIZE_MAX)", [&] { return ptr(malloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "malloc(PTRDIFF_MAX+1)", [&] { return ptr(malloc(opaque(big))); }, 0, ENOMEM },
         { "calloc(SIZE_MAX/2+1, 2)", [&] { return ptr(calloc(opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
-        { "calloc(2^32, 2^32)", [&] { return ptr(calloc(opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "calloc(root, root)", [&] { return ptr(calloc(opaque(kRootOverflow), kRootOverflow)); }, 0, ENOMEM },
         { "calloc(1, PTRDIFF_MAX+1)", [&] { return ptr(calloc(1, opaque(big))); }, 0, ENOMEM },
         { "realloc(p, SIZE_MAX)", [&] { return ptr(realloc(keep, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "realloc(p, PTRDIFF_MAX+1)", [&] { return ptr(realloc(keep, opaque(big))); }, 0, ENOMEM },
         { "realloc(NULL, SIZE_MAX)", [&] { return ptr(realloc(NULL, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "reallocarray(p, SIZE_MAX/2+1, 2)", [&] { return ptr(reallocarray(keep, opaque(SIZE_MAX / 2 + 1), 2)); }, 0, ENOMEM },
-        { "reallocarray(NULL, 2^32, 2^32)", [&] { return ptr(reallocarray(NULL, opaque(size_t(1) << 32), size_t(1) << 32)); }, 0, ENOMEM },
+        { "reallocarray(NULL, root, root)", [&] { return ptr(reallocarray(NULL, opaque(kRootOverflow), kRootOverflow)); }, 0, ENOMEM },
         { "aligned_alloc(64, SIZE_MAX)", [&] { return ptr(aligned_alloc(64, opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "aligned_alloc(2^21, PTRDIFF_MAX+1)", [&] { return ptr(aligned_alloc(size_t(1) << 21, opaque(big))); }, 0, ENOMEM },
-        { "aligned_alloc(2^62, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align), 1)); }, 0, ENOMEM },
-        { "aligned_alloc(2^63, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align * 2), 1)); }, 0, ENOMEM },
+        { "aligned_alloc(2^62, 1)", [&] { return ptr(aligned_alloc(opaque(huge_align), align_n)); }, 0, ENOMEM },
+        { "aligned_alloc(2^63, 1)", [&] { return ptr(aligned_alloc(opaque(top_align), align_n)); }, 0, ENOMEM },
         { "memalign(64, SIZE_MAX)", [&] { return ptr(memalign(64, opaque(SIZE_MAX))); }, 0, ENOMEM },
-        { "memalign(2^62, 1)", [&] { return ptr(memalign(opaque(huge_align), 1)); }, 0, ENOMEM },
+        { "memalign(2^62, 1)", [&] { return ptr(memalign(opaque(huge_align), align_n)); }, 0, ENOMEM },
         { "valloc(SIZE_MAX)", [&] { return ptr(valloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "valloc(PTRDIFF_MAX+1)", [&] { return ptr(valloc(opaque(big))); }, 0, ENOMEM },
         { "pvalloc(SIZE_MAX)", [&] { return ptr(pvalloc(opaque(SIZE_MAX))); }, 0, ENOMEM },
         { "pvalloc(PTRDIFF_MAX+1)", [&] { return ptr(pvalloc(opaque(big))); }, 0, ENOMEM },
         { "posix_memalign(8, SIZE_MAX)", [&] { return pm(8, opaque(SIZE_MAX)); }, ENOMEM, kPmErrno },
         { "posix_memalign(4096, PTRDIFF_MAX+1)", [&] { return pm(4096, opaque(big)); }, ENOMEM, kPmErrno },
-        { "posix_memalign(2^62, 1)", [&] { return pm(opaque(huge_align), 1); }, ENOMEM, kPmErrno },
+        { "posix_memalign(2^62, 1)", [&] { return pm(opaque(huge_align), align_n); }, ENOMEM, kPmErrno },
         { "posix_memalign(0, 8)", [&] { return pm(opaque(size_t(0)), 8); }, EINVAL, EDOM },
-        { "posix_memalign(4, 8)", [&] { return pm(opaque(size_t(4)), 8); }, EINVAL, EDOM },
+        { "posix_memalign(sizeof(void *) / 2, 8)", [&] { return pm(opaque(sizeof(void *) / 2), 8); }, EINVAL, EDOM },
         { "posix_memalign(24, 8)", [&] { return pm(opaque(size_t(24)), 8); }, EINVAL, EDOM },
         { "posix_memalign(24, SIZE_MAX)", [&] { return pm(opaque(size_t(24)), SIZE_MAX); }, EINVAL, EDOM },
         { "aligned_alloc(0, 8)", [&] { return ptr(aligned_alloc(opaque(size_t(0)), 8)); }, 0, EINVAL },

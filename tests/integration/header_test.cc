@@ -24,7 +24,7 @@ ATF_TEST_CASE_BODY(header__with_malloc_h_in_cxx) {
     free(p);
     int trimmed = malloc_trim(0);
     ATF_REQUIRE(trimmed == 0 || trimmed == 1);
-    ATF_REQUIRE(arenalloc_purge() < (size_t{1} << 40));
+    ATF_REQUIRE(arenalloc_purge() < SIZE_MAX / 2);
 }
 
 // The mallocx family and its flags, declared by malloc_np.h, work from

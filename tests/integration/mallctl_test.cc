@@ -517,10 +517,11 @@ ATF_TEST_CASE_BODY(sizes__wrong_size_gives_einval)
     const size_t mapped = get<size_t>("stats.mapped");
     unsigned char buf[16];
     memset(buf, 0xEE, sizeof(buf));
-    size_t len = 4;
+    const size_t half = sizeof(size_t) / 2;  // 4, or 2 on 32-bit targets
+    size_t len = half;
     TU_REQUIRE_EQ(mallctl("stats.mapped", buf, &len, NULL, 0), EINVAL);
-    TU_REQUIRE_EQ(len, 4u);
-    TU_REQUIRE_MSG(memcmp(buf, &mapped, 4) == 0 && buf[4] == 0xEE, "short read copied wrongly");
+    TU_REQUIRE_EQ(len, half);
+    TU_REQUIRE_MSG(memcmp(buf, &mapped, half) == 0 && buf[half] == 0xEE, "short read copied wrongly");
     // A long one copies the value and reports its size.
     memset(buf, 0xEE, sizeof(buf));
     len = 16;
@@ -535,7 +536,7 @@ ATF_TEST_CASE_BODY(sizes__wrong_size_gives_einval)
     TU_REQUIRE_EQ(mallctl("opt.junk", buf, &len, NULL, 0), EINVAL);
     len = 8;
     TU_REQUIRE_EQ(mallctl("arenas.narenas", buf, &len, NULL, 0), EINVAL);
-    len = 4;
+    len = sizeof(const char *) / 2;  // a string is read as a pointer
     TU_REQUIRE_EQ(mallctl("version", buf, &len, NULL, 0), EINVAL);
     len = 8;
     TU_REQUIRE_EQ(mallctl("arenas.bin.0.nregs", buf, &len, NULL, 0), EINVAL);
@@ -628,10 +629,13 @@ ATF_TEST_CASE_BODY(mib__same_as_name)
     for (const char *name : names) {
         mib_t m = mib_of(name);
         uint64_t a = 0, b = 0;
-        size_t la = 8, lb = 8;
-        // All of these are 8 bytes on LP64; narenas is 4.
-        if (strcmp(name, "arenas.narenas") == 0)
-            la = lb = 4;
+        // The value's size (8 or 4 bytes; size_t ones are 4 on 32-bit
+        // targets), as a long read reports it.
+        unsigned char probe[16];
+        size_t la = sizeof(probe);
+        ATF_REQUIRE_EQ(mallctl(name, probe, &la, NULL, 0), EINVAL);
+        ATF_REQUIRE(la == 4 || la == 8);
+        size_t lb = la;
         ATF_REQUIRE_EQ(mallctl(name, &a, &la, NULL, 0), 0);
         ATF_REQUIRE_EQ(mallctlbymib(m.v, m.len, &b, &lb, NULL, 0), 0);
         TU_REQUIRE_MSG(a == b && la == lb, name << ": by name " << a << ", by MIB " << b);

@@ -1,21 +1,32 @@
-// atf.h — the part of the atf-c++ interface the integration tests use,
-// implemented here so that the same test sources build into stand-alone
-// programs (no ATF library, no Kyua, no libstdc++; see mini_std.h).  The
-// musl build (tools/musl/build-and-test) uses it: such a program must link
-// against nothing but a C library and arenalloc.
+// atf.h — the part of the atf-c++ interface the tests use, implemented
+// here so that the same test sources build into programs that need no ATF
+// library.  Two builds use it:
+//   - the musl build (tools/musl/build-and-test, ARENALLOC_STANDALONE_TESTS):
+//     no ATF, no Kyua, no libstdc++ (see mini_std.h);
+//   - the cross builds (tools/cross-check, through tests/cross/atf-c++.hpp):
+//     programs for another architecture, where Debian has no atf-c++ that
+//     installs beside the host's, run by the host's Kyua under qemu-user.
 //
-// A program built with it runs its test cases one after the other, each
-// in a forked child (as Kyua would: a crash or abort fails only that
-// case), prints one line per case and then
-//     N passed, N failed
-// (", N skipped" added when some were skipped), and exits 0 when nothing
-// failed.  Usage: prog [-l | case...]; -l lists the cases.
+// A program built with it runs in one of two ways:
+//   prog [case...]   runs the cases (all by default) one after the other,
+//                    each in a forked child (a crash or abort fails only
+//                    that case), prints one line per case and then
+//                        N passed, N failed
+//                    (", N skipped" added when some were skipped), and exits
+//                    0 when nothing failed;
+//   prog -l          lists the cases in the ATF test-program format, and
+//   prog -r FILE [-s DIR] [-v VAR=VALUE]... CASE[:body]
+//                    runs one case and writes its result to FILE, as an ATF
+//                    test program does for Kyua (atf-test-program(1)):
+//                    "passed", "failed: why" or "skipped: why", exit status
+//                    0, 1 and 0.  -v sets what get_config_var returns.
 //
 // Supported: ATF_TEST_CASE, ATF_TEST_CASE_WITHOUT_HEAD, ATF_TEST_CASE_HEAD,
 // ATF_TEST_CASE_BODY, ATF_INIT_TEST_CASES, ATF_ADD_TEST_CASE, ATF_REQUIRE,
-// ATF_REQUIRE_MSG, ATF_REQUIRE_EQ, ATF_FAIL, ATF_SKIP, ATF_PASS,
-// set_md_var (the "timeout" variable is enforced with alarm(2); the others
-// are kept for -l) and tc::fail/skip/pass.
+// ATF_REQUIRE_MSG, ATF_REQUIRE_EQ, ATF_REQUIRE_MATCH, ATF_FAIL, ATF_SKIP,
+// ATF_PASS, set_md_var (the "timeout" variable is enforced with alarm(2);
+// the others are kept for -l), get_config_var, has_config_var and
+// tc::fail/skip/pass.
 #ifndef ARENALLOC_TESTS_STANDALONE_ATF_H
 #define ARENALLOC_TESTS_STANDALONE_ATF_H
 
@@ -33,7 +44,19 @@
 #include <utility>
 #include <vector>
 
+#include <regex.h>
+
 #include "mini_std.h"
+
+// The stream failure messages are formatted with: the standard one where
+// libstdc++ is there (it prints every type a test compares), else
+// mini_std.h's.
+#ifdef ARENALLOC_STANDALONE_TESTS
+namespace atfu_std = ministd;
+#else
+#include <sstream>
+namespace atfu_std = std;
+#endif
 
 namespace atf {
 namespace tests {
@@ -63,6 +86,33 @@ public:
             if (kv.first == key)
                 return kv.second;
         return std::string();
+    }
+
+    // Kyua's configuration variables (-v VAR=VALUE), shared by all cases.
+    static std::vector<std::pair<std::string, std::string> > &config()
+    {
+        static std::vector<std::pair<std::string, std::string> > vars;
+        return vars;
+    }
+    bool has_config_var(const std::string &key) const
+    {
+        for (const std::pair<std::string, std::string> &kv : config())
+            if (kv.first == key)
+                return true;
+        return false;
+    }
+    std::string get_config_var(const std::string &key, const std::string &dflt) const
+    {
+        for (const std::pair<std::string, std::string> &kv : config())
+            if (kv.first == key)
+                return kv.second;
+        return dflt;
+    }
+    std::string get_config_var(const std::string &key) const
+    {
+        if (!has_config_var(key))
+            fail("no configuration variable " + key);
+        return get_config_var(key, std::string());
     }
 
     // The outcome of the running case: written on the child's stdout
@@ -180,6 +230,80 @@ run_one(tests::tc *t, std::string *why)
     return 1;
 }
 
+// Lists the cases in the ATF test-program format Kyua reads.
+inline void
+list_atf(const std::vector<tests::tc *> &all)
+{
+    printf("Content-Type: application/X-atf-tp; version=\"1\"\n");
+    for (tests::tc *t : all) {
+        printf("\nident: %s\n", t->name());
+        static const char *const keys[] = {"descr", "timeout"};
+        for (const char *k : keys) {
+            std::string v = t->get_md_var(k);
+            if (!v.empty())
+                printf("%s: %s\n", k, v.c_str());
+        }
+    }
+}
+
+// prog -r FILE [-s DIR] [-v VAR=VALUE]... CASE[:body]: the one case, its
+// result written to FILE.  Returns the exit status.
+inline int
+run_atf(int argc, char **argv, const std::vector<tests::tc *> &all, const char *prog)
+{
+    std::string result_file, name;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        if (a.size() >= 2 && a[0] == '-' && (a[1] == 'r' || a[1] == 's' || a[1] == 'v')) {
+            std::string v = a.substr(2);
+            if (v.empty() && i + 1 < argc)
+                v = argv[++i];
+            if (a[1] == 'r')
+                result_file = v;
+            else if (a[1] == 'v') {
+                size_t eq = v.find('=');
+                if (eq == std::string::npos) {
+                    fprintf(stderr, "%s: -v needs VAR=VALUE, got %s\n", prog, v.c_str());
+                    return 2;
+                }
+                tests::tc::config().push_back(std::make_pair(v.substr(0, eq), v.substr(eq + 1)));
+            }
+        } else if (name.empty()) {
+            name = a;
+        } else {
+            fprintf(stderr, "%s: one test case at a time with -r\n", prog);
+            return 2;
+        }
+    }
+    size_t colon = name.find(':');
+    if (colon != std::string::npos) {
+        // No case has a cleanup part: it has nothing to do.
+        if (name.substr(colon) == ":cleanup")
+            return 0;
+        name.erase(colon);
+    }
+    tests::tc *chosen = NULL;
+    for (tests::tc *t : all)
+        if (name == t->name())
+            chosen = t;
+    if (chosen == NULL) {
+        fprintf(stderr, "%s: no test case named %s\n", prog, name.c_str());
+        return 2;
+    }
+    std::string why;
+    int r = run_one(chosen, &why);
+    std::string line = r == 0 ? "passed" : r == 2 ? "skipped" : "failed";
+    if (r != 0)
+        line += ": " + (why.empty() ? std::string("no reason given") : why);
+    line += '\n';
+    FILE *f = fopen(result_file.c_str(), "w");
+    if (f == NULL || fputs(line.c_str(), f) < 0 || fclose(f) != 0) {
+        fprintf(stderr, "%s: cannot write %s\n", prog, result_file.c_str());
+        return 2;
+    }
+    return r == 1 ? 1 : 0;
+}
+
 inline int
 run(int argc, char **argv, void (*init)(std::vector<tests::tc *> &))
 {
@@ -190,13 +314,15 @@ run(int argc, char **argv, void (*init)(std::vector<tests::tc *> &))
             t->head();
 
     const char *prog = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
-    if (argc == 2 && strcmp(argv[1], "-l") == 0) {
-        for (tests::tc *t : all) {
-            std::string d = t->get_md_var("descr");
-            printf("%s%s%s\n", t->name(), d.empty() ? "" : "  ", d.c_str());
+    // Kyua gives -v and -s to the listing as well as to a case.
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-l") == 0) {
+            list_atf(all);
+            return 0;
         }
-        return 0;
-    }
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "-r", 2) == 0)
+            return run_atf(argc, argv, all, prog);
     std::vector<tests::tc *> chosen;
     for (int i = 1; i < argc; i++) {
         bool found = false;
@@ -227,6 +353,18 @@ run(int argc, char **argv, void (*init)(std::vector<tests::tc *> &))
         printf(", %u skipped", skipped);
     printf("\n");
     return failed == 0 ? 0 : 1;
+}
+
+// Whether text matches the extended regular expression re.
+inline bool
+matches(const char *re, const std::string &text)
+{
+    regex_t compiled;
+    if (regcomp(&compiled, re, REG_EXTENDED | REG_NOSUB) != 0)
+        tests::tc::fail(std::string("bad regular expression ") + re);
+    bool m = regexec(&compiled, text.c_str(), 0, NULL, 0) == 0;
+    regfree(&compiled);
+    return m;
 }
 
 }  // namespace standalone
@@ -269,7 +407,7 @@ run(int argc, char **argv, void (*init)(std::vector<tests::tc *> &))
 #define ATF_REQUIRE_MSG(cond, msg)                                          \
     do {                                                                    \
         if (!(cond)) {                                                      \
-            ministd::ostringstream atfu_ss_;                                \
+            atfu_std::ostringstream atfu_ss_;                                \
             atfu_ss_ << "Line " << __LINE__ << ": " << msg;                 \
             atf::tests::tc::fail(atfu_ss_.str());                           \
         }                                                                   \
@@ -286,5 +424,9 @@ run(int argc, char **argv, void (*init)(std::vector<tests::tc *> &))
                                                 << " (" << atfu_e_ << " != " \
                                                 << atfu_a_ << ")");         \
     } while (false)
+
+#define ATF_REQUIRE_MATCH(re, text)                                         \
+    ATF_REQUIRE_MSG(atf::standalone::matches((re), (text)),                 \
+                    "'" << (text) << "' does not match " << (re))
 
 #endif

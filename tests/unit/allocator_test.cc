@@ -133,7 +133,8 @@ ATF_TEST_CASE_BODY(allocator__alignment) {
 ATF_TEST_CASE_WITHOUT_HEAD(allocator__bad_alignment);
 ATF_TEST_CASE_BODY(allocator__bad_alignment) {
     void *const untouched = reinterpret_cast<void *>(0x1234);
-    for (size_t align : {size_t{0}, size_t{1}, size_t{4}, size_t{3}, size_t{24}, size_t{48}}) {
+    // sizeof(void *) / 2: a power of two below a pointer's size (4, or 2 on 32-bit targets).
+    for (size_t align : {size_t{0}, size_t{1}, sizeof(void *) / 2, size_t{3}, size_t{24}, size_t{48}}) {
         void *p = untouched;
         ATF_REQUIRE_MSG(aa_posix_memalign(&p, align, 16) == EINVAL, align);
         ATF_REQUIRE(p == untouched);
@@ -169,7 +170,8 @@ ATF_TEST_CASE_BODY(allocator__overflow_fails_with_enomem) {
     ATF_REQUIRE(aa_calloc(SIZE_MAX / 2, 3) == nullptr);
     ATF_REQUIRE_EQ(errno, ENOMEM);
     errno = 0;
-    ATF_REQUIRE(aa_calloc(size_t{1} << 33, size_t{1} << 33) == nullptr);
+    const size_t past_root = size_t{1} << (sizeof(size_t) * 4 + 1);  // its square overflows
+    ATF_REQUIRE(aa_calloc(past_root, past_root) == nullptr);
     ATF_REQUIRE_EQ(errno, ENOMEM);
     // A failed realloc leaves the block as it was.
     char *p = static_cast<char *>(aa_malloc(100));

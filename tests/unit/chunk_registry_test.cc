@@ -65,13 +65,31 @@ ATF_TEST_CASE_BODY(registry__neighbours_and_leaf_boundary) {
 
 ATF_TEST_CASE_WITHOUT_HEAD(registry__rejects_addresses_beyond_48_bits);
 ATF_TEST_CASE_BODY(registry__rejects_addresses_beyond_48_bits) {
-    ATF_REQUIRE(!registry_insert(addr(uintptr_t{1} << 48), kGranule, 0x10 | kRegistryChunk));
-    ATF_REQUIRE_EQ(registry_lookup(addr((uintptr_t{1} << 48) + 5)), 0u);
+    if (kRegistryAddressBits == kPointerBits)
+        ATF_SKIP("a 32-bit target: the registry covers every address");
+    const uintptr_t beyond = kRegistryAddressMax + 1;
+    ATF_REQUIRE(!registry_insert(addr(beyond), kGranule, 0x10 | kRegistryChunk));
+    ATF_REQUIRE_EQ(registry_lookup(addr(beyond + 5)), 0u);
+}
+
+ATF_TEST_CASE_WITHOUT_HEAD(registry__covers_the_address_space);
+ATF_TEST_CASE_BODY(registry__covers_the_address_space) {
+    // 48 bits on 64-bit targets, every bit of a 32-bit pointer.
+    ATF_REQUIRE_EQ(kRegistryAddressBits, sizeof(void *) == 4 ? 32u : 48u);
+    ATF_REQUIRE_EQ(kRegistryRootBits + kRegistryLeafBits + kLgGranule, kRegistryAddressBits);
+    // The highest granule is recorded and found, the leaf below it untouched.
+    const uintptr_t top = (kRegistryAddressMax >> kLgGranule) << kLgGranule;
+    ATF_REQUIRE(registry_insert(addr(top), kGranule, 0x40 | kRegistryChunk));
+    ATF_REQUIRE_EQ(registry_lookup(addr(top + kGranule - 1)), 0x40 | kRegistryChunk);
+    ATF_REQUIRE_EQ(registry_lookup(addr(top - 1)), 0u);
+    registry_remove(addr(top), kGranule);
+    ATF_REQUIRE_EQ(registry_lookup(addr(top)), 0u);
 }
 
 ATF_INIT_TEST_CASES(tcs) {
     ATF_ADD_TEST_CASE(tcs, registry__empty_lookup);
     ATF_ADD_TEST_CASE(tcs, registry__insert_covers_every_granule);
     ATF_ADD_TEST_CASE(tcs, registry__neighbours_and_leaf_boundary);
+    ATF_ADD_TEST_CASE(tcs, registry__covers_the_address_space);
     ATF_ADD_TEST_CASE(tcs, registry__rejects_addresses_beyond_48_bits);
 }

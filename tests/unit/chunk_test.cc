@@ -64,7 +64,7 @@ ATF_TEST_CASE_BODY(chunk__geometry_known_values) {
         uint32_t header_pages;
         size_t large_max;
     };
-    const std::vector<Expected> expected =
+    const std::vector<Expected> expected64 =
         kLgPage == 12 ? std::vector<Expected>{
             {18, 1, 224u << 10},        // 64 pages: 560 bytes of header; 252 KiB usable
             {20, 1, 896u << 10},        // 256 pages: 2,096 bytes; 1,020 KiB usable
@@ -84,7 +84,16 @@ ATF_TEST_CASE_BODY(chunk__geometry_known_values) {
             {29, 2, 448u << 20},        // 8,192 pages: 65,584 bytes
             {30, 3, size_t{896} << 20},    // 16,384 pages: 128 KiB + 48 bytes
         };
-    for (const Expected &e : expected) {
+    // 32-bit targets (4 KiB pages): page-map entries of 4 bytes, a smaller
+    // Chunk.
+    const std::vector<Expected> expected32 = {
+        {18, 1, 224u << 10},         // 64 pages: 256 bytes of entries
+        {20, 1, 896u << 10},         // 256 pages: 1 KiB
+        {21, 1, 1792u << 10},        // 512 pages: 2 KiB; 2,044 KiB usable
+        {22, 2, 3584u << 10},        // 1,024 pages: 4 KiB + the Chunk
+        {30, 257, size_t{896} << 20},  // 262,144 pages: 1 MiB + the Chunk
+    };
+    for (const Expected &e : sizeof(void *) == 8 ? expected64 : expected32) {
         chunk_configure(e.lg);
         ATF_REQUIRE_MSG(g_chunk.header_pages == e.header_pages,
                         "lg " << e.lg << ": " << g_chunk.header_pages);

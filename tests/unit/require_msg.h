@@ -7,6 +7,8 @@
 
 #include <atf-c++.hpp>
 
+// tests/standalone/atf.h (the cross builds' atf-c++.hpp) has one already.
+#undef ATF_REQUIRE_MSG
 #define ATF_REQUIRE_MSG(cond, msg)                                  \
     do {                                                            \
         if (!(cond)) {                                              \

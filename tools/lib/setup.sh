@@ -14,6 +14,10 @@
 
 # Commands the build and the suite need, and the Debian package of each.
 ARENALLOC_PACKAGES="g++ clang lld make autoconf automake libtool pkg-config kyua atf-sh libatf-dev python3 mandoc bmake binutils musl-tools musl-dev gdb libjemalloc-dev"
+# What tools/cross-check adds: Debian's cross compilers and qemu-user.
+# (Not g++-multilib for i386: it conflicts with the cross compilers; the
+# i686 cross compiler builds 32-bit x86 programs that this kernel runs.)
+ARENALLOC_CROSS_PACKAGES="g++-i686-linux-gnu g++-aarch64-linux-gnu g++-s390x-linux-gnu qemu-user"
 
 ARENALLOC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
