@@ -35,7 +35,9 @@ typedef __INTMAX_TYPE__ intmax_t;
 typedef __UINTMAX_TYPE__ uintmax_t;
 /* The limits lib/ uses. */
 #define INT32_MIN (-__INT32_MAX__ - 1)
+#define UINT32_MAX __UINT32_MAX__
 #define UINT64_MAX __UINT64_MAX__
+#define UINTPTR_MAX __UINTPTR_MAX__
 #define PTRDIFF_MAX __PTRDIFF_MAX__
 #define SIZE_MAX __SIZE_MAX__
 #endif
