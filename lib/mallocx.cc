@@ -174,7 +174,13 @@ void *aa_rallocx(void *ptr, size_t size, int flags) {
         return nullptr;  // reported; the bad pointer is left alone
     if (!request_fits(size, f))
         return finish_call("rallocx", ptr, size, out_of_memory());
-    if (!hardened && is_aligned(ptr, f.align) && resize_in_place(ptr, old_usize, size)) {
+    // In place only where the alignment does not change the size class, so
+    // that the block is what mallocx(size, flags) would give (nallocx,
+    // and the size sdallocx checks): an 8-byte region that happens to lie
+    // on a page is not what 1 byte aligned to a page is.
+    if (!hardened && is_aligned(ptr, f.align) &&
+        request_usable_size(size, f.align) == request_usable_size(size, 1) &&
+        resize_in_place(ptr, old_usize, size)) {
         if (f.zero)
             zero_grown(ptr, old_usize, block_usable_size(ptr, "rallocx"));
         return finish_call("rallocx", ptr, size, ptr);

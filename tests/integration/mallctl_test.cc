@@ -1339,7 +1339,7 @@ ATF_TEST_CASE_BODY(config__build_values)
     size_t two = 2, zero = 0;
     TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &two, sizeof(two)), EINVAL);
     TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &zero, sizeof(zero)), EINVAL);
-    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &max, 4), EINVAL);
+    TU_REQUIRE_EQ(mallctl("max_background_threads", NULL, NULL, &max, sizeof(max) / 2), EINVAL);
 }
 
 // thread.tcache.enabled: off, a small block comes straight from the arena
@@ -1559,7 +1559,7 @@ ATF_TEST_CASE_BODY(arena__decay_ms)
         TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), special);
     }
     TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, sizeof(ms)), 0);
-    TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, 4), EINVAL);
+    TU_REQUIRE_EQ(mallctl("arena.0.dirty_decay_ms", NULL, NULL, &ms, sizeof(ms) / 2), EINVAL);
     TU_REQUIRE_EQ(mallctl(("arena." + str(arenas_all) + ".dirty_decay_ms").c_str(), &old, &len,
                           NULL, 0), EFAULT);
     TU_REQUIRE_EQ(get<ssize_t>("arena.0.dirty_decay_ms"), 5000);

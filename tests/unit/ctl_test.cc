@@ -35,9 +35,16 @@ T read_name(const char *name) {
 }
 
 int read_error(const std::string &name) {
+    // A name's figure is a size_t or a uint64_t (the same on 64-bit
+    // targets): the error of neither size is what the name gives.
     uint64_t v = 0;
-    size_t len = sizeof(v);
-    return ctl_byname(name.c_str(), &v, &len, nullptr, 0);
+    size_t len = sizeof(size_t);
+    int e = ctl_byname(name.c_str(), &v, &len, nullptr, 0);
+    if (e == EINVAL && sizeof(size_t) != sizeof(uint64_t)) {
+        len = sizeof(v);
+        e = ctl_byname(name.c_str(), &v, &len, nullptr, 0);
+    }
+    return e;
 }
 
 // The MIB of name (which must translate) in mib; its length.
