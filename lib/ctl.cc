@@ -418,10 +418,10 @@ int arena_reset_ctl(const Request &r) {
     return arena_reset(a, tls_thread_state.tcache) ? 0 : EFAULT;
 }
 
-// A decay time a mallctl may set: the decay_ms option's bounds.  Others
-// (jemalloc's -1, never, and 0, at once, among them) fail with EFAULT, as
+// A decay time a mallctl may set: the decay_ms option's bounds, and
+// jemalloc's -1 (never) and 0 (at once), applied as the longest and the
+// shortest (arena.h: decay_ms_applied).  Others fail with EFAULT, as
 // jemalloc's own out-of-range values do.
-// jemalloc's -1 and 0 too (arena.h: decay_ms_applied).
 bool decay_ms_ok(ssize_t ms) { return ms == -1 || ms == 0 || (ms >= kDecayMsMin && ms <= kDecayMsMax); }
 
 // A decay time's request (ssize_t, read-write): old read out; a new one,

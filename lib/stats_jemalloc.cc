@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "background.h"
 #include "chunk.h"
 #include "config.h"
 #include "ctl.h"
@@ -160,6 +161,10 @@ void print_arenas(JsonOut &j) {
     j.value("page", static_cast<unsigned long>(kPage));
     j.value("quantum", static_cast<unsigned long>(kQuantum));
     j.value("chunksize", static_cast<unsigned long>(g_chunk.chunk_size));
+    opt_value<ssize_t>(j, "dirty_decay_ms", "arenas.dirty_decay_ms");
+    opt_value<ssize_t>(j, "muzzy_decay_ms", "arenas.muzzy_decay_ms");
+    opt_value<size_t>(j, "tcache_max", "arenas.tcache_max");
+    opt_value<unsigned>(j, "nhbins", "arenas.nhbins");
     j.value("nbins", kNumBins);
     j.open_array("bin");
     for (unsigned b = 0; b < kNumBins; b++) {
@@ -195,6 +200,7 @@ constexpr Field<BinSnapshot> kBinFields[] = {
     {"curregs", &BinSnapshot::curregs},   {"nrequests", &BinSnapshot::nrequests},
     {"nfills", &BinSnapshot::nfills},     {"nflushes", &BinSnapshot::nflushes},
     {"nslabs", &BinSnapshot::nruns},      {"curslabs", &BinSnapshot::curruns},
+    {"nreslabs", &BinSnapshot::nreslabs},
 };
 
 // A large class's requests are its allocations: no cache stands between.
@@ -233,6 +239,19 @@ void print_stats(JsonOut &j, const HeapSnapshot &h) {
     j.value("mapped", h.mapped);
     j.value("retained", h.retained);
     print_fields(j, "huge", h, kHugeFields);
+    j.value("zero_reallocs", g_zero_reallocs.load(std::memory_order_relaxed));
+    j.open_object("background_thread");
+    j.value("num_threads", static_cast<unsigned long>(background_num_threads()));
+    j.value("num_runs", background_num_runs());
+    j.value("run_interval", background_run_interval_ns());
+    j.close_object();
+    // The one global lock arenalloc has (ctl.cc: the others count nothing).
+    j.open_object("mutexes");
+    j.open_object("ctl");
+    opt_value<uint64_t>(j, "num_ops", "stats.mutexes.ctl.num_ops");
+    opt_value<uint64_t>(j, "num_wait", "stats.mutexes.ctl.num_wait");
+    j.close_object();
+    j.close_object();
     j.close_object();
 }
 
@@ -247,6 +266,10 @@ void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, const char
     }
     j.open_object(key);
     j.value("nthreads", a.nthreads);
+    j.value("uptime_ns", a.uptime_ms * 1000000);
+    j.value("dirty_decay_ms", static_cast<long long>(a.decay_ms));
+    j.value("muzzy_decay_ms", 0);  // no muzzy stage (ctl.cc)
+    j.value("pmuzzy", 0);
     j.value("pactive", a.active >> kLgPage);
     j.value("pdirty", a.dirty >> kLgPage);
     j.value("dirty_npurge", a.npurge_passes);
