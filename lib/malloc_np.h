@@ -52,6 +52,11 @@ extern "C" {
 #define ARENALLOC_NP_RESIZE_ATTRS(n)
 #endif
 
+/* A program may define this to configure the allocator at link time, in
+ * MALLOC_CONF's key:value form (arenalloc(3)); the library reads it if
+ * it is there. */
+extern const char *malloc_conf;
+
 void *ARENALLOC_NAME(mallocx)(size_t size, int flags) ARENALLOC_NP_ALLOC_ATTRS(1);
 void *ARENALLOC_NAME(rallocx)(void *ptr, size_t size, int flags) ARENALLOC_NP_RESIZE_ATTRS(2);
 size_t ARENALLOC_NAME(xallocx)(void *ptr, size_t size, size_t extra, int flags);
