@@ -139,8 +139,6 @@ bool refresh() {
         s.snap->lock_acquired -= s.lock_acquired_base;
         s.snap->lock_contended -= s.lock_contended_base;
         stats_merge_arena(g_merged, *s.snap);
-        if (i == 0)  // jemalloc's merged uptime: since initialization
-            g_merged->uptime_ms = s.snap->uptime_ms;
     }
     g_epoch++;
     g_have_snapshot = true;

@@ -81,6 +81,8 @@ bool stats_arena(unsigned i, ArenaSnapshot *out) {
 }
 
 void stats_merge_arena(ArenaSnapshot *to, const ArenaSnapshot &from) {
+    if (from.index == 0)  // jemalloc's merged uptime: since initialization
+        to->uptime_ms = from.uptime_ms;
     to->nthreads += from.nthreads;
     to->mapped += from.mapped;
     to->retained += from.retained;

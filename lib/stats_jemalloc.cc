@@ -230,7 +230,7 @@ void print_fields(JsonOut &j, const char *key, const Snapshot &s,
     j.close_object();
 }
 
-void print_stats(JsonOut &j, const HeapSnapshot &h) {
+void print_stats(JsonOut &j, const HeapSnapshot &h, const char *opts) {
     j.open_object("stats");
     j.value("allocated", h.allocated);
     j.value("active", h.active);
@@ -246,16 +246,19 @@ void print_stats(JsonOut &j, const HeapSnapshot &h) {
     j.value("run_interval", background_run_interval_ns());
     j.close_object();
     // The one global lock arenalloc has (ctl.cc: the others count nothing).
-    j.open_object("mutexes");
-    j.open_object("ctl");
-    opt_value<uint64_t>(j, "num_ops", "stats.mutexes.ctl.num_ops");
-    opt_value<uint64_t>(j, "num_wait", "stats.mutexes.ctl.num_wait");
-    j.close_object();
-    j.close_object();
+    if (!opts_has(opts, 'x')) {
+        j.open_object("mutexes");
+        j.open_object("ctl");
+        opt_value<uint64_t>(j, "num_ops", "stats.mutexes.ctl.num_ops");
+        opt_value<uint64_t>(j, "num_wait", "stats.mutexes.ctl.num_wait");
+        j.close_object();
+        j.close_object();
+    }
     j.close_object();
 }
 
-void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, const char *opts) {
+void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, bool merged,
+                 const char *opts) {
     uint64_t nfills = 0, nflushes = 0, small_nmalloc = 0, small_ndalloc = 0, small_nrequests = 0;
     for (unsigned b = 0; b < kNumBins; b++) {
         nfills += a.bins[b].nfills;
@@ -267,7 +270,12 @@ void print_arena(JsonOut &j, const char *key, const ArenaSnapshot &a, const char
     j.open_object(key);
     j.value("nthreads", a.nthreads);
     j.value("uptime_ns", a.uptime_ms * 1000000);
-    j.value("dirty_decay_ms", static_cast<long long>(a.decay_ms));
+    // The merged arenas' decay time is the one new arenas get, as mallctl
+    // reports it.
+    if (merged)
+        opt_value<ssize_t>(j, "dirty_decay_ms", "arenas.dirty_decay_ms");
+    else
+        j.value("dirty_decay_ms", static_cast<long long>(a.decay_ms));
     j.value("muzzy_decay_ms", 0);  // no muzzy stage (ctl.cc)
     j.value("pmuzzy", 0);
     j.value("pactive", a.active >> kLgPage);
@@ -327,12 +335,12 @@ void stats_print_jemalloc_json(Emitter &e, const HeapSnapshot &h, const ArenaSna
         print_opt(j);
         print_arenas(j);
     }
-    print_stats(j, h);
+    print_stats(j, h, opts);
     bool per_arena = !opts_has(opts, 'a');
     if (merged != nullptr || per_arena) {
         j.open_object("stats.arenas");
         if (merged != nullptr)
-            print_arena(j, "merged", *merged, opts);
+            print_arena(j, "merged", *merged, true, opts);
         for (unsigned i = 0; i < g_narenas && per_arena; i++) {
             if (!stats_arena(i, scratch))
                 continue;
@@ -340,7 +348,7 @@ void stats_print_jemalloc_json(Emitter &e, const HeapSnapshot &h, const ArenaSna
             LineBuffer name(key, sizeof(key) - 1);
             name.dec(i);
             key[name.size()] = '\0';
-            print_arena(j, key, *scratch, opts);
+            print_arena(j, key, *scratch, false, opts);
         }
         j.close_object();
     }

@@ -62,7 +62,9 @@ lextents/[]/curlextents
 
 # jemalloc's name -> the name arenalloc's mallctl had for the figure first.
 OLDER_NAMES = {"dirty_npurge": "npurge", "dirty_nmadvise": "nmadvise",
-               "dirty_purged": "purged", "curslabs": "curruns", "nslabs": "nruns"}
+               "dirty_purged": "purged", "curslabs": "curruns", "nslabs": "nruns",
+               # jemalloc's JSON key for the mallctl name "uptime" (ns)
+               "uptime_ns": "uptime"}
 UNNAMED = {"nfills", "nflushes"}  # under "small": sums over the bins
 
 
