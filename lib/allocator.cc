@@ -42,19 +42,18 @@ constexpr bool kReallocZeroFrees = ARENALLOC_REALLOC_ZERO_FREES != 0;
 constexpr bool kMemalignRoundsUp = ARENALLOC_MEMALIGN_ROUNDS_UP != 0;
 constexpr bool kPosixMemalignSetsErrno = ARENALLOC_POSIX_MEMALIGN_SETS_ERRNO != 0;
 
+}  // namespace
+
 AA_NOINLINE void *fail_enomem() {
     errno = ENOMEM;
     return nullptr;
 }
 
-// Adds a block made outside the thread cache to the thread's byte count.
 void *counted(void *p, size_t usize) {
     if (p != nullptr)
         tls_thread_state.allocated_uncached += usize;
     return p;
 }
-
-}  // namespace
 
 // The one routing between small, large and huge: allocate_big_once
 // follows it, and request_usable_size answers from it what a block would

@@ -149,6 +149,13 @@ void *grow_huge_by_moving(void *ptr, size_t old_usize, size_t size);
 // failure aborts, with U the call is traced.
 void *finish_call(const char *fn, const void *arg, size_t size, void *result);
 
+// NULL with errno ENOMEM: every failed request ends here.
+void *fail_enomem();
+
+// Adds a block made outside the thread cache to the thread's byte count
+// (thread.allocated); p itself.
+void *counted(void *p, size_t usize);
+
 // free_sized's check: whether ptr's block is the one size (aligned to
 // align) gives; a mismatch or a bad pointer is reported on behalf of fn.
 bool sized_free_matches(void *ptr, size_t align, size_t size, const char *fn);

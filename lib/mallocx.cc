@@ -5,7 +5,6 @@
 // arena directly.
 #include "mallocx.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -72,38 +71,27 @@ bool request_fits(size_t size, const Flags &f) {
     return f.align != 0 && size <= static_cast<size_t>(PTRDIFF_MAX) - padding;
 }
 
-void *out_of_memory() {
-    errno = ENOMEM;
-    return nullptr;
-}
-
 // A block from arena a itself, following the routing of allocate_aligned
 // so that its usable size is the one nallocx answers.
 void *allocate_in_arena(Arena *a, size_t size, size_t align, bool zero) {
     BlockRoute route = route_request(size, align <= kMinSize ? 1 : align);
     size_t big_align = align < kPage ? kPage : align;
-    void *p = nullptr;
     switch (route.kind) {
     case BlockKind::kSmall:
-        p = arena_malloc_small(a, route.cls, zero);
-        break;
+        return counted(arena_malloc_small(a, route.cls, zero), route.usize);
     case BlockKind::kLarge:
-        p = arena_malloc_large_in(a, route.cls, big_align, zero);
-        break;
+        return counted(arena_malloc_large_in(a, route.cls, big_align, zero), route.usize);
     case BlockKind::kHuge:
-        p = huge_malloc(a, route.usize, big_align, zero);
-        break;
+        return counted(huge_malloc(a, route.usize, big_align, zero), route.usize);
     }
-    if (p != nullptr)
-        tls_thread_state.allocated_uncached += route.usize;
-    return p;
+    return nullptr;
 }
 
 // mallocx's block (size at least 1).  Under S every block takes the
 // hardened path (through allocate_aligned), which knows no arena choice.
 void *allocate_flagged(size_t size, const Flags &f) {
     if (!ensure_initialized() || !request_fits(size, f))
-        return out_of_memory();
+        return fail_enomem();
     if (!f.past_cache || g_options.hardened)
         return allocate_aligned(size, f.align, f.zero);
     Arena *a = nullptr;
@@ -112,14 +100,14 @@ void *allocate_flagged(size_t size, const Flags &f) {
     else if (f.arena < g_narenas)
         a = arena_get(f.arena);
     if (a == nullptr)
-        return out_of_memory();  // an index out of range included
+        return fail_enomem();  // an index out of range included
     void *p = allocate_in_arena(a, size, f.align, f.zero);
     if (p == nullptr) {
         // As for any request: what is kept back goes to the system first.
         aa_purge();
         p = allocate_in_arena(a, size, f.align, f.zero);
         if (p == nullptr)
-            return out_of_memory();
+            return fail_enomem();
     }
     return p;
 }
@@ -163,7 +151,7 @@ void *aa_rallocx(void *ptr, size_t size, int flags) {
     if (size == 0)
         size = 1;
     if (!ensure_initialized())
-        return out_of_memory();
+        return fail_enomem();
     size_t old_usize = block_usable_size(ptr, "rallocx");
     bool hardened = g_options.hardened;
     // Under S the canary and the guard page follow the size: the block
@@ -173,7 +161,7 @@ void *aa_rallocx(void *ptr, size_t size, int flags) {
     if (old_size == 0)
         return nullptr;  // reported; the bad pointer is left alone
     if (!request_fits(size, f))
-        return finish_call("rallocx", ptr, size, out_of_memory());
+        return finish_call("rallocx", ptr, size, fail_enomem());
     // In place only where the alignment does not change the size class, so
     // that the block is what mallocx(size, flags) would give (nallocx,
     // and the size sdallocx checks): an 8-byte region that happens to lie
