@@ -182,9 +182,10 @@ size_t block_usable_size(const void *ptr, const char *fn) {
     return 0;
 }
 
-void deallocate(void *ptr, const char *fn) {
-    if (AA_UNLIKELY(g_options.hardened) && hardened_free(ptr, fn))
-        return;  // checked and quarantined (hardened.h)
+namespace {
+
+// deallocate() past the hardened profile's own look.
+void deallocate_as_usual(void *ptr, const char *fn) {
     uintptr_t owner = registry_lookup(ptr);
     if (AA_LIKELY(owner & kRegistryChunk)) {
         tls_thread_state.deallocated_uncached +=
@@ -199,6 +200,34 @@ void deallocate(void *ptr, const char *fn) {
     ensure_initialized();  // the options say whether the report aborts
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
+
+}  // namespace
+
+void deallocate(void *ptr, const char *fn) {
+    if (AA_UNLIKELY(g_options.hardened) && hardened_free(ptr, fn))
+        return;  // checked and quarantined (hardened.h)
+    deallocate_as_usual(ptr, fn);
+}
+
+namespace {
+
+// free() under S, from the thread cache's push (tcache.h): straight to the
+// hardened layer's checks.
+void free_hardened(void *ptr) {
+    trace_call("free", ptr, 0, nullptr);
+    if (!hardened_free(ptr, "free"))
+        deallocate_as_usual(ptr, "free");
+}
+
+void free_hardened_region(void *ptr, unsigned bin) {
+    trace_call("free", ptr, 0, nullptr);
+    hardened_free_region(ptr, bin, "free");
+}
+
+}  // namespace
+
+void (*const g_free_hardened)(void *p) = free_hardened;
+void (*const g_free_hardened_region)(void *p, unsigned bin) = free_hardened_region;
 
 namespace {
 
@@ -381,12 +410,21 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
     }
     if (size > kMaxRequest)
         return finish("realloc", ptr, size, fail_enomem());
-    size_t old_usize = block_usable_size(ptr, "realloc");
-    // With S, blocks always move: the canary and the guard page follow the
-    // new size (hardened.h).
+    // With S, the canary and the guard page follow the new size
+    // (hardened.h); a live small region, the common case, is recognised
+    // without the arena lock.
     bool hardened = g_options.hardened;
-    if (AA_UNLIKELY(hardened) && old_usize != 0)
-        old_usize = hardened_usable_size(ptr, old_usize, "realloc");
+    int bin = hardened ? live_small_bin(ptr) : -1;
+    size_t old_usize = bin >= 0 ? class_to_size(static_cast<unsigned>(bin))
+                                : block_usable_size(ptr, "realloc");
+    if (AA_UNLIKELY(hardened) && old_usize != 0) {
+        size_t full = old_usize;
+        old_usize = hardened_usable_size(ptr, full, "realloc");
+        if (old_usize != 0) {
+            if (void *resized = hardened_resize(ptr, full, size))
+                return finish("realloc", ptr, size, resized);
+        }
+    }
     if (old_usize == 0)
         return nullptr;  // reported; the bad pointer is left alone
     if (!hardened && resize_in_place(ptr, old_usize, size))

@@ -80,23 +80,6 @@ struct ArenaStats {
     uint64_t npurged_pages;    // dirty pages given back
 };
 
-// The hardened profile's quarantine (hardened.cc): small blocks freed but
-// not yet returned to their runs, so that a freed region is not handed out
-// again at once.  A ring, oldest at `next`; guarded by the arena's mutex.
-// Invariants: count <= kQuarantineSlots; slot[(next + i) %
-// kQuarantineSlots] for i < count are the held blocks, size[] their region
-// sizes, and bytes their sum (at most kQuarantineBytes after each free).
-constexpr unsigned kQuarantineSlots = 32;
-constexpr size_t kQuarantineBytes = 64 << 10;  // at most this much held per arena
-
-struct Quarantine {
-    void *slot[kQuarantineSlots];
-    uint32_t size[kQuarantineSlots];  // region sizes, for the byte bound
-    uint32_t next;                    // oldest entry
-    uint32_t count;
-    size_t bytes;
-};
-
 // Regions of one class freed by a thread of another arena, on their way
 // back to their own arena.  Kept out of the regions themselves (metadata
 // memory, recycled, never unmapped), so that a write after free cannot
@@ -162,7 +145,6 @@ struct Arena {
     uint64_t created_ms;             // platform_now_ms() when it was created
     ArenaStats stats;
     LargeClassStats large[kNumLargeClasses];
-    Quarantine quarantine;           // used only with the S option
     // Remote frees: small regions of this arena freed by threads of other
     // arenas, pushed into `remote' a batch at a time without the lock
     // (arena_push_remote).  Every holder of the lock (a fill of the owner
@@ -224,6 +206,63 @@ bool arena_reset(Arena *a, const TCache *own_cache);
 // handed out again (a write after free).
 constexpr int kJunkOnAlloc = 0xa5;
 constexpr int kJunkOnFree = 0x5a;
+
+// S keeps junk in the parts of a free small region that a write after
+// free most likely hits and that a second free reads: its first
+// kJunkHeadBytes (an object's header: a reference count, a vtable, a list
+// link) and its last four, where a live block keeps its size (hardened.h).
+// J junk-fills the whole region; either way these parts read as junk.
+constexpr size_t kJunkHeadBytes = 64;
+constexpr size_t kJunkTailBytes = 4;
+
+// Junk-fills those parts of the free region p of usize bytes (a multiple
+// of 8, as every class's size is), a word at a time.
+AA_ALWAYS_INLINE void region_fill_junk(void *p, size_t usize) {
+    const uint64_t pattern = 0x0101010101010101ull * kJunkOnFree;
+    unsigned char *b = static_cast<unsigned char *>(p);
+    size_t head = usize <= kJunkHeadBytes + kJunkTailBytes ? usize : kJunkHeadBytes;
+    for (size_t i = 0; i + 8 <= head; i += 8)
+        __builtin_memcpy(b + i, &pattern, 8);
+    if (head != usize)
+        __builtin_memcpy(b + usize - kJunkTailBytes, &pattern, kJunkTailBytes);
+}
+
+// Whether those parts of region p read as junk: the offset of the first
+// byte that does not, or usize when all do.
+size_t region_junk_changed_at(const void *p, size_t usize);
+
+// A region about to be handed out whose junk changed was written after it
+// was freed (reported).
+void region_check_junk(void *p, size_t usize);
+
+// The common answer of region_junk_changed_at() for a size that is a
+// multiple of 8, as every class's is: whether the junk is intact (false
+// also for any other size), the words or'd together, one branch.
+AA_ALWAYS_INLINE bool region_junk_intact(const void *p, size_t usize) {
+    const uint64_t pattern = 0x0101010101010101ull * kJunkOnFree;
+    const unsigned char *b = static_cast<const unsigned char *>(p);
+    if (usize % 8 != 0)
+        return false;
+    size_t head = usize <= kJunkHeadBytes + kJunkTailBytes ? usize : kJunkHeadBytes;
+    uint64_t diff = 0;
+    size_t i = 0;
+    for (; i + 16 <= head; i += 16) {  // two words a step: half the loop's cost
+        uint64_t w[2];
+        __builtin_memcpy(w, b + i, 16);
+        diff |= (w[0] ^ pattern) | (w[1] ^ pattern);
+    }
+    if (i < head) {
+        uint64_t w;
+        __builtin_memcpy(&w, b + i, 8);
+        diff |= w ^ pattern;
+    }
+    if (head != usize) {
+        uint32_t tail;
+        __builtin_memcpy(&tail, b + usize - kJunkTailBytes, kJunkTailBytes);
+        diff |= tail ^ static_cast<uint32_t>(pattern);
+    }
+    return diff == 0;
+}
 
 // Fills a new block of usize bytes as the options ask (Z zero, J junk);
 // zero forces zeroing, known_zero says the memory already reads as zero.

@@ -147,13 +147,28 @@ void release_checked_locked(Arena *a, Chunk *c, void *p, bool keep_empty = false
 // S: a region handed out again must still hold the junk written when it
 // was freed; anything else is a write after free, reported with the first
 // byte that changed.
-void check_junk_on_reuse(void *p, size_t usize) {
-    size_t changed = first_byte_not(p, usize, kJunkOnFree);
+}  // namespace
+
+size_t region_junk_changed_at(const void *p, size_t usize) {
+    // The common answer, nothing changed, costs a few loads; a change is
+    // then located byte by byte for the report.
+    if (region_junk_intact(p, usize))
+        return usize;
+    if (usize <= kJunkHeadBytes + kJunkTailBytes)
+        return first_byte_not(p, usize, kJunkOnFree);
+    size_t head = first_byte_not(p, kJunkHeadBytes, kJunkOnFree);
+    if (head != kJunkHeadBytes)
+        return head;
+    size_t tail = usize - kJunkTailBytes;
+    size_t changed = first_byte_not(static_cast<const char *>(p) + tail, kJunkTailBytes, kJunkOnFree);
+    return changed == kJunkTailBytes ? usize : tail + changed;
+}
+
+void region_check_junk(void *p, size_t usize) {
+    size_t changed = region_junk_changed_at(p, usize);
     if (AA_UNLIKELY(changed != usize))
         report_write_after_free(p, changed, usize);
 }
-
-}  // namespace
 
 void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
     a->mutex.lock();
@@ -169,7 +184,7 @@ void *arena_malloc_small(Arena *a, unsigned bin_index, bool zero) {
         return nullptr;
     }
     if (AA_UNLIKELY(g_options.hardened))
-        check_junk_on_reuse(p, bin_info(bin_index).region_size);
+        region_check_junk(p, bin_info(bin_index).region_size);
     else if (kFreeChecks)
         *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
     fill_new_block(p, bin_info(bin_index).region_size, zero, false);

@@ -73,10 +73,6 @@ bool arena_reset(Arena *a, const TCache *own_cache) {
     if (other_cache_holds_block_of(a, own_cache))
         return false;
     arena_drain_remote_locked(a);
-    // The hardened quarantine's blocks are discarded with the rest.
-    a->quarantine.count = 0;
-    a->quarantine.next = 0;
-    a->quarantine.bytes = 0;
     for (unsigned b = 0; b < kNumBins; b++) {
         Bin &bin = a->bins[b];
         bin.current = nullptr;

@@ -51,41 +51,58 @@ unsigned char canary_byte(uint64_t hash) {
     return static_cast<unsigned char>(hash >> 56) | 1;
 }
 
-// The region size of the small block at p, or 0 when p is not in a small
-// run.  Reads the page map without the lock: p is live and the caller's.
-size_t small_region_size(const void *p) {
-    uintptr_t owner = registry_lookup(p);
-    if ((owner & kRegistryChunk) == 0)
-        return 0;
-    Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
-    PageMapEntry e = __atomic_load_n(&c->map[chunk_page_index(c, p)], __ATOMIC_RELAXED);
-    return page_map_tag(e) == kPageSmall ? page_map_run(e)->region_size : 0;
+// The canary bytes of a block of n requested bytes whose trailer starts
+// at trailer: those right after it, where an overflow lands first (a copy
+// or a string running on), at most kCanaryBytes so that free() checks them
+// at the cost of a word, not of the class's whole slack.
+size_t canary_length(size_t n, size_t trailer) {
+    return trailer - n < kCanaryBytes ? trailer - n : kCanaryBytes;
 }
 
 // Writes the canary bytes and the size trailer of a new small block of n
-// requested bytes in a region of region bytes.
-void arm_canary(void *p, size_t n, size_t region) {
+// requested bytes in a region of region bytes.  The canary is most often
+// a whole word: one store.
+AA_ALWAYS_INLINE void arm_canary(void *p, size_t n, size_t region) {
     uint64_t h = block_hash(p);
     unsigned char *b = static_cast<unsigned char *>(p);
     size_t trailer = region - kHardenedTrailer;
-    memset(b + n, canary_byte(h), trailer - n);
+    size_t canary = canary_length(n, trailer);
+    if (AA_LIKELY(canary == kCanaryBytes)) {
+        uint64_t word = 0x0101010101010101ull * canary_byte(h);
+        memcpy(b + n, &word, sizeof(word));
+    } else {
+        memset(b + n, canary_byte(h), canary);
+    }
     uint32_t t = static_cast<uint32_t>(h) ^ static_cast<uint32_t>(n);
     memcpy(b + trailer, &t, sizeof(t));
 }
 
-bool in_quarantine(const void *p) {
-    Arena *a = chunk_containing(p)->arena;
-    MutexGuard guard(a->mutex);
-    const Quarantine &q = a->quarantine;
-    for (uint32_t i = 0; i < q.count; i++)
-        if (q.slot[(q.next + i) % kQuarantineSlots] == p)
+// Whether the canary of a block of n requested bytes (trailer as above)
+// is intact.
+AA_ALWAYS_INLINE bool canary_intact(const unsigned char *b, size_t n, size_t trailer, uint64_t h) {
+    size_t canary = canary_length(n, trailer);
+    if (AA_LIKELY(canary == kCanaryBytes)) {
+        uint64_t word;
+        memcpy(&word, b + n, sizeof(word));
+        return word == 0x0101010101010101ull * canary_byte(h);
+    }
+    return first_byte_not(b + n, canary, canary_byte(h)) == canary;
+}
+
+// Whether p waits in the calling thread's quarantine.
+AA_NOINLINE bool in_own_quarantine(const void *p) {
+    const Quarantine *q = tls_thread_state.tcache->quarantine;  // the placeholder's is null
+    if (q == nullptr)
+        return false;
+    for (uint32_t i = 0; i < q->count; i++)
+        if (q->slot[(q->next + i) % kQuarantineSlots] == p)
             return true;
     return false;
 }
 
 // The requested size of the live small block p, after checking its
 // trailer and canary; a finding is reported on behalf of fn (0 returned).
-size_t checked_size(const void *p, size_t region, const char *fn) {
+AA_ALWAYS_INLINE size_t checked_size(const void *p, size_t region, const char *fn) {
     uint64_t h = block_hash(p);
     const unsigned char *b = static_cast<const unsigned char *>(p);
     size_t trailer = region - kHardenedTrailer;
@@ -93,41 +110,114 @@ size_t checked_size(const void *p, size_t region, const char *fn) {
     memcpy(&t, b + trailer, sizeof(t));
     size_t n = t ^ static_cast<uint32_t>(h);
     if (AA_UNLIKELY(n == 0 || n > trailer - 1)) {
-        // A block waiting in the quarantine is all junk: freed already.
-        if (in_quarantine(p)) {
+        // A free region is junk throughout, whether it waits in a
+        // quarantine, on a cache's stack or in its run: freed already.
+        if (in_own_quarantine(p)) {
             report_invalid_pointer(fn, p, "block already free (in the quarantine)");
+            return 0;
+        }
+        if (region_junk_changed_at(b, region) == region) {
+            report_invalid_pointer(fn, p, "block already free");
             return 0;
         }
         report_overflow(fn, p, 0, false, region);
     }
-    if (AA_UNLIKELY(first_byte_not(b + n, trailer - n, canary_byte(h)) != trailer - n))
+    if (AA_UNLIKELY(!canary_intact(b, n, trailer, h)))
         report_overflow(fn, p, n, true, region);
     return n;
 }
 
-// Puts the freed small region p in its arena's quarantine; the regions
-// that leave it (the oldest, over the count or the byte bound) go back to
-// their runs.
-void quarantine_put(Arena *a, void *p, size_t region, const char *fn) {
-    void *out[kQuarantineSlots];
-    unsigned nout = 0;
-    {
-        MutexGuard guard(a->mutex);
-        Quarantine &q = a->quarantine;
-        while (q.count != 0 && (q.count == kQuarantineSlots || q.bytes + region > kQuarantineBytes)) {
-            out[nout++] = q.slot[q.next];
-            q.bytes -= q.size[q.next];
-            q.next = (q.next + 1) % kQuarantineSlots;
-            q.count--;
-        }
-        uint32_t tail = (q.next + q.count) % kQuarantineSlots;
-        q.slot[tail] = p;
-        q.size[tail] = static_cast<uint32_t>(region);
-        q.count++;
-        q.bytes += region;
+// The calling thread's cache, made on first use; nullptr when it can have
+// none (it is exiting, or no memory).
+TCache *own_cache() {
+    TCache *tc = tls_thread_state.tcache;
+    return AA_LIKELY(tc != &g_tcache_none) ? tc : thread_tcache_slow();
+}
+
+// quarantine_put() for every case but the steady state.
+AA_NOINLINE void quarantine_put_slow(unsigned bin, void *p, size_t region, const char *fn) {
+    TCache *tc = own_cache();
+    if (AA_UNLIKELY(tc == nullptr || tc->quarantine == nullptr)) {
+        tls_thread_state.deallocated_uncached += arena_free(chunk_containing(p), p, fn);
+        return;
     }
-    for (unsigned i = 0; i < nout; i++)
-        tls_thread_state.deallocated_uncached += arena_free(chunk_containing(out[i]), out[i], fn);
+    Quarantine *q = tc->quarantine;
+    while (q->count != 0 && (q->count == kQuarantineSlots || q->bytes + region > kQuarantineBytes)) {
+        void *out = q->slot[q->next];
+        unsigned out_bin = q->bin[q->next];
+        q->bytes -= class_to_size(out_bin);
+        q->next = (q->next + 1) % kQuarantineSlots;
+        q->count--;
+        tcache_put_unmarked(tc, out_bin, out);
+    }
+    uint32_t tail = (q->next + q->count) % kQuarantineSlots;
+    q->slot[tail] = p;
+    q->bin[tail] = static_cast<uint8_t>(bin);
+    q->count++;
+    q->bytes += region;
+}
+
+// Puts the freed small region p (class bin, checked and junk-filled) in
+// the calling thread's quarantine; the regions that leave it (the oldest,
+// over the count or the byte bound) go onto the thread's cache.  A thread
+// without a cache frees it to its arena at once.  Inline, the steady
+// state: a full ring whose oldest leaves for a stack with room.
+AA_ALWAYS_INLINE void quarantine_put(unsigned bin, void *p, size_t region, const char *fn) {
+    TCache *tc = tls_thread_state.tcache;
+    Quarantine *q = tc->quarantine;  // the placeholder's is null
+    if (AA_LIKELY(q != nullptr) && AA_LIKELY(q->count == kQuarantineSlots)) {
+        uint32_t i = q->next;
+        void *out = q->slot[i];
+        unsigned out_bin = q->bin[i];
+        size_t bytes = q->bytes - class_to_size(out_bin) + region;
+        TCacheBin *b = &tc->bins[out_bin];
+        if (AA_LIKELY(bytes <= kQuarantineBytes) && AA_LIKELY(b->count() < g_tcache_slots[out_bin])) {
+            q->slot[i] = p;
+            q->bin[i] = static_cast<uint8_t>(bin);
+            q->bytes = bytes;
+            q->next = (i + 1) % kQuarantineSlots;
+            *b->top++ = out;
+            return;
+        }
+    }
+    quarantine_put_slow(bin, p, region, fn);
+}
+
+// A free region of small class bin for malloc, checked to be junk
+// throughout (a write after free is reported); nullptr with errno ENOMEM.
+// From the thread's cache: a pop like the inline one, but the region's
+// first word is left as it is, for the check.
+// take_region() when the stack is empty, a tick is due, or the thread has
+// no cache.
+AA_NOINLINE void *take_region_slow(unsigned bin) {
+    TCache *tc = own_cache();
+    void *p;
+    if (AA_UNLIKELY(tc == nullptr)) {
+        Arena *a = thread_arena();
+        p = a != nullptr ? arena_malloc_small(a, bin, false) : nullptr;  // checks the junk
+        if (p == nullptr) {
+            errno = ENOMEM;
+            return nullptr;
+        }
+        tls_thread_state.allocated_uncached += class_to_size(bin);
+        return p;
+    }
+    p = tcache_alloc_slow(tc, &tc->bins[bin]);  // fills, or ticks the cache
+    if (p != nullptr)
+        region_check_junk(p, class_to_size(bin));
+    return p;
+}
+
+AA_ALWAYS_INLINE void *take_region(unsigned bin) {
+    TCacheBin *b = &tls_thread_state.tcache->bins[bin];  // the placeholder's are empty
+    if (AA_UNLIKELY(b->top == b->stack) || AA_UNLIKELY(b->tick_left <= 0))
+        return take_region_slow(bin);
+    b->tick_left--;  // counts the request (tcache_bin_nmalloc)
+    void *p = *--b->top;
+    size_t region = class_to_size(bin);
+    if (AA_UNLIKELY(!region_junk_intact(p, region)))
+        region_check_junk(p, region);  // reports
+    return p;
 }
 
 // The full usable size of the large or huge block p just made, or 0.
@@ -165,18 +255,36 @@ HardenedRequest hardened_request(size_t size, size_t align) {
     return {align_up(n, kPage) + kPage, align < kPage ? kPage : align, false};
 }
 
+namespace {
+
+// A small block of n requested bytes (n >= 1) from class bin, with its canary.
+AA_ALWAYS_INLINE void *small_block(unsigned bin, size_t n, bool zero) {
+    void *p = take_region(bin);
+    if (p != nullptr) {
+        if (zero)
+            memset(p, 0, n);
+        arm_canary(p, n, class_to_size(bin));
+    }
+    return p;
+}
+
+}  // namespace
+
 void *hardened_allocate(size_t size, size_t align, bool zero) {
+    size_t n = size == 0 ? 1 : size;
+    // malloc's case first, as hardened_request() would decide it.
+    if (AA_LIKELY(align <= kMinSize && n <= kSmallMax - kHardenedSlack))
+        return small_block(size_to_class(n + kHardenedSlack), n, zero);
     HardenedRequest r = hardened_request(size, align);
     if (r.size == 0) {
         errno = ENOMEM;
         return nullptr;
     }
     if (r.small) {
-        void *p = r.align <= kMinSize ? allocate_small_slow(size_to_class(r.size), zero)
-                                      : allocate_big(r.size, r.align, zero);
-        if (p != nullptr)
-            arm_canary(p, size == 0 ? 1 : size, small_region_size(p));
-        return p;
+        // Every class is aligned to the largest power of two dividing it,
+        // so the class of the size rounded up to the alignment will do.
+        return small_block(size_to_class(r.align <= kMinSize ? r.size : align_up(r.size, r.align)),
+                           n, zero);
     }
     void *p = allocate_big(r.size, r.align, zero);
     if (p != nullptr) {
@@ -190,8 +298,27 @@ void *hardened_allocate(size_t size, size_t align, bool zero) {
 bool hardened_free(void *ptr, const char *fn) {
     uintptr_t owner = registry_lookup(ptr);
     if (owner & kRegistryChunk) {
+        // A live small region, the common case, is recognised without the
+        // arena lock, as the inline free does (the caller owns it: nothing
+        // read here changes under it).
+        PageMapEntry e = page_map_entry_in(owner, ptr);
+        uint32_t reg;
+        if (AA_LIKELY(page_map_tag(e) == kPageSmall) &&
+            AA_LIKELY(run_region_at(page_map_run(e), reinterpret_cast<uintptr_t>(ptr) -
+                                                         page_map_run(e)->base,
+                                    &reg) == RegionAt::kLive)) {
+            const Run *r = page_map_run(e);
+            size_t region = r->region_size;
+            if (checked_size(ptr, region, fn) == 0)
+                return true;  // reported
+            region_fill_junk(ptr, region);
+            quarantine_put(r->size_class, ptr, region, fn);
+            return true;
+        }
+        // Anything else is looked at under the lock, which reports what
+        // is wrong.
         Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
-        size_t usize = arena_usable_size(c, ptr, fn);  // checks ptr first
+        size_t usize = arena_usable_size(c, ptr, fn);
         if (usize == 0)
             return true;  // reported
         if (usize > kSmallMax) {
@@ -200,8 +327,8 @@ bool hardened_free(void *ptr, const char *fn) {
         }
         if (checked_size(ptr, usize, fn) == 0)
             return true;
-        memset(ptr, kJunkOnFree, usize);
-        quarantine_put(c->arena, ptr, usize, fn);
+        region_fill_junk(ptr, usize);
+        quarantine_put(size_to_class(usize), ptr, usize, fn);
         return true;
     }
     if (owner & kRegistryHuge) {
@@ -212,6 +339,51 @@ bool hardened_free(void *ptr, const char *fn) {
         return false;
     }
     return false;  // not ours: the caller reports it
+}
+
+void hardened_free_region(void *ptr, unsigned bin, const char *fn) {
+    size_t region = class_to_size(bin);
+    if (checked_size(ptr, region, fn) == 0)
+        return;  // reported
+    region_fill_junk(ptr, region);
+    quarantine_put(bin, ptr, region, fn);
+}
+
+void *hardened_resize(void *ptr, size_t full, size_t size) {
+    size_t n = size == 0 ? 1 : size;
+    PageMapEntry e = page_map_entry_of(ptr);
+    if (page_map_tag(e) == kPageSmall) {
+        // The same class: only the canary and the trailer move.
+        if (n > kSmallMax - kHardenedSlack || size_to_class(n + kHardenedSlack) != size_to_class(full))
+            return nullptr;
+        arm_canary(ptr, n, full);
+        return ptr;
+    }
+    // A large or huge block: the guard page is its last.  What fits the
+    // block as it is, without leaving more than half of it unused, stays.
+    size_t usable = full - kPage;
+    if (n <= usable && n > usable / 2)
+        return ptr;
+    if (n > kMaxRequest)
+        return nullptr;
+    // Otherwise the block is resized as realloc resizes it without S, the
+    // guard page made accessible first (it may end up inside the block,
+    // or be handed back) and set again at the new end.
+    set_guard(ptr, full, false);
+    size_t want = align_up(n, kPage) + kPage;
+    void *p = nullptr;
+    if (want > kSmallMax && resize_in_place(ptr, full, want))
+        p = ptr;
+    else
+        p = grow_huge_by_moving(ptr, full, want);
+    if (p == nullptr) {
+        set_guard(ptr, full, true);
+        return nullptr;
+    }
+    size_t now = big_block_size(p);
+    if (now > kPage)
+        set_guard(p, now, true);
+    return p;
 }
 
 size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn) {

@@ -564,9 +564,11 @@ size_t options_in_force(char *buf, size_t cap) {
     return n;
 }
 
-bool options_need_slow_path() {
+bool options_shut_tcache() {
     return g_options.junk || g_options.zero || g_options.trace || g_options.xmalloc ||
-           g_options.tcache_shift <= kTcacheShiftOff || g_options.hardened;
+           g_options.tcache_shift <= kTcacheShiftOff;
 }
+
+bool options_need_slow_path() { return options_shut_tcache() || g_options.hardened; }
 
 }  // namespace arenalloc

@@ -126,6 +126,11 @@ size_t options_in_force(char *buf, size_t cap);
 // hardened profile).
 bool options_need_slow_path();
 
+// True when an option needs every block to pass the arena, so that thread
+// caches are not made: all of the above but S, whose checks run on the
+// slow paths in front of the caches (hardened.h).
+bool options_shut_tcache();
+
 }  // namespace arenalloc
 
 #endif

@@ -44,7 +44,7 @@ int32_t tick_period() {
 int64_t g_tcache_tick_period = kDecayLookAllocs;  // until tcache_configure()
 
 void tcache_configure() {
-    bool off = options_need_slow_path();
+    bool off = options_shut_tcache();
     g_tcache_total_slots = 0;
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         g_tcache_slots[bin] = off ? 0 : tcache_slots_for(bin, g_options.tcache_shift);
@@ -63,7 +63,7 @@ constexpr uint8_t kFlowFlush = 2;
 
 // What a refill or an overflow moves, unless the bin keeps going one way:
 // half its stack, at least one region.
-uint32_t half_stack(const TCacheBin *b) { return b->max() / 2 != 0 ? b->max() / 2 : 1; }
+uint32_t half_stack(unsigned bin) { return g_tcache_slots[bin] / 2 != 0 ? g_tcache_slots[bin] / 2 : 1; }
 
 // The counts of bin not yet handed to an arena (tcache.h: nfree_adjust).
 CountDelta unmerged_counts(const TCache *tc, unsigned bin) {
@@ -98,7 +98,7 @@ Mutex g_tcache_mutex;               // guards both lists (see tcache.h)
 // class all go back under their arena's lock.
 void flush_oldest(TCache *tc, unsigned bin, unsigned n) {
     TCacheBin *b = &tc->bins[bin];
-    AA_ASSERT(n <= b->count() && b->count() <= b->max());
+    AA_ASSERT(n <= b->count() && b->count() <= g_tcache_slots[bin]);
     unsigned left = n;
     // A large class's counts go with its first flush (its misses and
     // flushes are its only visits to an arena: tcache_alloc_slow).
@@ -141,13 +141,18 @@ TCache *tcache_create(Arena *a) {
     if (tc == nullptr) {
         tc = static_cast<TCache *>(
             base_alloc(sizeof(TCache) + g_tcache_total_slots * sizeof(void *)));
-        if (tc == nullptr)
-            return nullptr;
+        Quarantine *q = nullptr;
+        if (tc != nullptr && g_options.hardened)
+            q = static_cast<Quarantine *>(base_alloc(sizeof(Quarantine)));
+        if (tc == nullptr || (g_options.hardened && q == nullptr))
+            return nullptr;  // (base memory is never returned: tc is lost)
+        tc->quarantine = q;
         void **slot = tc->slots;
         for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
             tc->bins[bin].stack = slot;
             slot += g_tcache_slots[bin];
-            tc->bins[bin].limit = slot;
+            // Under S the inline push finds every stack full (tcache.h).
+            tc->bins[bin].limit = g_options.hardened ? tc->bins[bin].stack : slot;
         }
         MutexGuard guard(g_tcache_mutex);
         tc->next_all = g_tcache_all;
@@ -215,6 +220,7 @@ void tcache_merge_counts(TCache *tc) {
 }
 
 void tcache_flush_all(TCache *tc) {
+    tcache_quarantine_drain(tc);
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         if (tc->bins[bin].count() != 0)
             flush_oldest(tc, bin, tc->bins[bin].count());
@@ -351,7 +357,7 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
         // thread takes more of the class than it gives back (a producer
         // of blocks that others free, a wave of allocations), and gets
         // the whole capacity, for half as many fills.
-        unsigned want = tc->flow[bin] == kFlowFill ? b->max() : half_stack(b);
+        unsigned want = tc->flow[bin] == kFlowFill ? g_tcache_slots[bin] : half_stack(bin);
         tc->flow[bin] = kFlowFill;
         unsigned got = arena_fill_small(tc->arena, bin, b->stack, want, unmerged_counts(tc, bin));
         note_counts_merged(tc, bin);
@@ -359,14 +365,14 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
             // The system refused a chunk: give back what is held, once.
             g_reclaim_for_retry();
             CountDelta none = {0, 0};
-            want = half_stack(b);  // short of memory: no more than half
+            want = half_stack(bin);  // short of memory: no more than half
             got = arena_fill_small(tc->arena, bin, b->stack, want, none);
         }
         if (got == 0) {
             errno = ENOMEM;
             return nullptr;
         }
-        AA_ASSERT(got <= want && want <= b->max());
+        AA_ASSERT(got <= want && want <= g_tcache_slots[bin]);
         b->top = b->stack + got;
         tc->nfree_adjust[bin] -= got;
         tc->active[bin] = 1;
@@ -374,12 +380,43 @@ void *tcache_alloc_slow(TCache *tc, TCacheBin *bin_of_tc) {
     }
     void *p = *--b->top;
     count_request(tc, b);
-    *static_cast<uintptr_t *>(p) = 0;  // no stale free mark in a live block
+    // No stale free mark in a live block; under S there is none, and the
+    // caller checks the region is still all junk.
+    if (!g_options.hardened)
+        *static_cast<uintptr_t *>(p) = 0;
     return p;
 }
 
+namespace {
+
+// Pushes p onto bin's stack, first flushing the oldest half (or all, when
+// the last slow path was a flush too: a thread that frees what others
+// allocate keeps nothing) when it is full.
+void push_making_room(TCache *tc, unsigned bin, void *p) {
+    TCacheBin *b = &tc->bins[bin];
+    if (b->count() >= g_tcache_slots[bin]) {
+        unsigned n = tc->flow[bin] == kFlowFlush ? b->count() : half_stack(bin);
+        tc->flow[bin] = kFlowFlush;
+        flush_oldest(tc, bin, n);
+        tc->active[bin] = 1;
+        decay_tick();
+    }
+    AA_ASSERT(b->count() < g_tcache_slots[bin]);
+    *b->top++ = p;
+}
+
+}  // namespace
+
 void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
     unsigned bin = static_cast<unsigned>(bin_of_tc - tc->bins);
+    if (AA_UNLIKELY(g_options.hardened)) {
+        // Checked, then quarantined (hardened.h).  A small class's block
+        // comes from the inline free, which found it a region start of a
+        // run of that class (unless free checks are configured out).
+        if (kFreeChecks && bin < kNumBins)
+            return g_free_hardened_region(p, bin);
+        return g_free_hardened(p);
+    }
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // The first free of a thread that has not allocated a small block
         // yet, such as a consumer freeing what producers allocate: it gets
@@ -389,19 +426,24 @@ void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
             return g_free_uncached(p);  // caches off, or the thread is exiting
         return tcache_free(tc, bin, p);
     }
-    TCacheBin *b = &tc->bins[bin];
-    if (b->top >= b->limit) {
-        // Half, or everything when the last slow path was a flush too
-        // (a thread that frees what others allocate keeps nothing).
-        unsigned n = tc->flow[bin] == kFlowFlush ? b->count() : half_stack(b);
-        tc->flow[bin] = kFlowFlush;
-        flush_oldest(tc, bin, n);
-        tc->active[bin] = 1;
-        decay_tick();
-    }
     *static_cast<uintptr_t *>(p) = kFreeMark;
-    AA_ASSERT(b->top < b->limit);
-    *b->top++ = p;
+    push_making_room(tc, bin, p);
+}
+
+void tcache_put_unmarked(TCache *tc, unsigned bin, void *p) {
+    AA_ASSERT(bin < kNumBins);
+    push_making_room(tc, bin, p);
+}
+
+void tcache_quarantine_drain(TCache *tc) {
+    Quarantine *q = tc->quarantine;
+    if (q == nullptr)
+        return;
+    for (; q->count != 0; q->count--) {
+        push_making_room(tc, q->bin[q->next], q->slot[q->next]);
+        q->next = (q->next + 1) % kQuarantineSlots;
+    }
+    q->bytes = 0;
 }
 
 void tcache_free_suspect(TCache *tc, TCacheBin *bin_of_tc, void *p) {

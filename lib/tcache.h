@@ -131,8 +131,10 @@ void tcache_configure();
 struct TCacheBin {
     void **top;       // stack[0..top) are free blocks, the newest at top[-1]
     void **stack;     // the bottom of the stack
-    void **limit;     // stack + capacity (tcache_slots(bin)); all three are
-                      //   null in the placeholder cache
+    void **limit;     // stack + capacity (g_tcache_slots[bin]), where the
+                      //   inline push stops; stack itself under S, whose
+                      //   frees all take tcache_free_flush (hardened.h).
+                      //   All three are null in the placeholder cache
     int64_t tick_left; // requests the bin serves before its cache's next
                        //   tick, the cache's clock (tcache_alloc); the
                        //   bin's request count is derived from it
@@ -145,6 +147,25 @@ struct TCacheBin {
 
     uint32_t count() const { return static_cast<uint32_t>(top - stack); }
     uint32_t max() const { return static_cast<uint32_t>(limit - stack); }
+};
+
+// The hardened profile's delayed reuse (hardened.cc): small regions the
+// cache's thread freed under S, checked and junk-filled, wait here before
+// they go onto their bins' stacks, so that a freed region is not handed out
+// again at once.  A ring, oldest at `next`; only its thread touches it.
+// Invariants: count <= kQuarantineSlots; slot[(next + i) %
+// kQuarantineSlots] for i < count are the held regions, bin[] their
+// classes, and bytes the sum of their sizes (at most kQuarantineBytes
+// after each free).
+constexpr unsigned kQuarantineSlots = 32;
+constexpr size_t kQuarantineBytes = 64 << 10;  // at most this much held per thread
+
+struct Quarantine {
+    void *slot[kQuarantineSlots];
+    uint8_t bin[kQuarantineSlots];
+    uint32_t next;  // oldest entry
+    uint32_t count;
+    size_t bytes;
 };
 
 struct TCache {
@@ -166,6 +187,7 @@ struct TCache {
     TCache *next_free;     // on the global list of caches of exited threads
     TCache *next_all;      // on the list of every cache ever made (never freed)
     RemoteBatch *spare_batches;  // for pushing frees to other arenas
+    Quarantine *quarantine;      // S only (made with the cache, kept with it)
     // The bins' stacks, one after another: g_tcache_total_slots entries.
     void *slots[];
 };
@@ -228,12 +250,29 @@ AA_NOINLINE void *tcache_alloc_slow(TCache *tc, TCacheBin *b);
 // calloc of a cached large class: from the stack and cleared, or on a miss
 // from the arena, which clears only pages that were ever touched.
 void *tcache_calloc_large(TCache *tc, unsigned bin);
+// Under S every free comes here from the inline push (the bins' limits
+// are their stacks) and is handed to g_free_hardened, the allocator's
+// checked path.
 AA_NOINLINE void tcache_free_flush(TCache *tc, TCacheBin *b, void *p);
+
+// The hardened profile's pieces (hardened.cc): a region of small class bin
+// that has left tc's quarantine goes onto its stack as it is (no free
+// mark: under S a free region is junk throughout), making room first when
+// the stack is full; a thread's quarantine, emptied onto its stacks
+// (tcache_flush_all does it first).
+void tcache_put_unmarked(TCache *tc, unsigned bin, void *p);
+void tcache_quarantine_drain(TCache *tc);
 
 // Where a block freed by a thread without a cache goes: the allocator's
 // uncached free path (it traces and checks the block); set by the layer
 // above, so this one does not depend on it.
 extern AA_HIDDEN void (*const g_free_uncached)(void *p);
+// Where every free goes under S (the hardened profile's checked free); set
+// by the layer above.
+extern AA_HIDDEN void (*const g_free_hardened)(void *p);
+// The same for p, a region start of a small run of class bin, as the
+// inline free found it (its run and class need no second look).
+extern AA_HIDDEN void (*const g_free_hardened_region)(void *p, unsigned bin);
 
 // What an allocation that the system refused memory for calls before its
 // one retry: returns the calling thread's cache to the arenas and purges
@@ -278,7 +317,7 @@ AA_ALWAYS_INLINE TCacheBin *tcache_bin_at_offset(TCache *tc, size_t offset_words
 template <typename Miss>
 AA_ALWAYS_INLINE void *tcache_pop(TCacheBin *b, Miss miss) {
     void **top = b->top;
-    AA_ASSERT(top >= b->stack && top <= b->limit);
+    AA_ASSERT(top >= b->stack);  // (and at most limit but under S)
     int64_t left = b->tick_left - 1;  // negative: a tick is due
     // Negative when the stack is empty (also in the placeholder cache,
     // whose pointers are null: hence integers, not pointer arithmetic).

@@ -30,6 +30,12 @@ size_t first_byte_not(const void *p, size_t n, unsigned char c) {
         if (((w0 ^ pattern) | (w1 ^ pattern) | (w2 ^ pattern) | (w3 ^ pattern)) != 0)
             break;
     }
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        if (w != pattern)
+            break;
+    }
     for (; i < n; i++)
         if (b[i] != c)
             return i;

@@ -24,6 +24,8 @@
 #include "options.h"
 #include "require_msg.h"
 #include "size_classes.h"
+#include "tcache.h"
+#include "thread_state.h"
 
 using namespace arenalloc;
 
@@ -161,36 +163,47 @@ ATF_TEST_CASE_BODY(hardened__free_goes_through_the_quarantine) {
     unsigned char *p = static_cast<unsigned char *>(hardened_allocate(40, kMinSize, false));
     ATF_REQUIRE(p != nullptr);
     Chunk *c = chunk_containing(p);
-    Arena *a = c->arena;
     size_t full = full_size(p);
-    uint32_t held = a->quarantine.count;
+    unsigned bin = size_to_class(full);
+    // S keeps the thread caches, each with its quarantine.
+    TCache *tc = tls_thread_state.tcache;
+    ATF_REQUIRE(tc != &g_tcache_none && tc->quarantine != nullptr);
+    const Quarantine *q = tc->quarantine;
+    uint32_t held = q->count;
     ATF_REQUIRE(hardened_free(p, "free"));
-    {
-        MutexGuard guard(a->mutex);
-        ATF_REQUIRE_EQ(a->quarantine.count, held + 1);
-    }
-    // Junk-filled, and not back in its run yet.
+    ATF_REQUIRE_EQ(q->count, held + 1 <= kQuarantineSlots ? held + 1 : kQuarantineSlots);
+    // Junk-filled, and neither back in its run nor on the cache's stack.
     for (size_t i = 0; i < full; i++)
         ATF_REQUIRE_EQ(p[i], kJunkOnFree);
     ATF_REQUIRE(!arena_region_is_free(c, p));
+    auto on_stack = [&] {
+        for (void **slot = tc->bins[bin].stack; slot < tc->bins[bin].top; slot++)
+            if (*slot == p)
+                return true;
+        return false;
+    };
+    ATF_REQUIRE(!on_stack());
     // A second free while it waits is refused (reported; with the a
     // option the process goes on).
     g_options.continue_on_bad_pointer = true;
+    uint32_t count = q->count;
     ATF_REQUIRE(hardened_free(p, "free"));
-    {
-        MutexGuard guard(a->mutex);
-        ATF_REQUIRE_EQ(a->quarantine.count, held + 1);
-    }
-    // Enough later frees push it out, back to its run.
+    ATF_REQUIRE_EQ(q->count, count);
+    // Enough later frees push it out, onto the cache's stack.
     for (unsigned i = 0; i < kQuarantineSlots; i++) {
-        void *q = hardened_allocate(40, kMinSize, false);
-        ATF_REQUIRE(q != p);
-        ATF_REQUIRE(hardened_free(q, "free"));
+        void *other = hardened_allocate(40, kMinSize, false);
+        ATF_REQUIRE(other != p);
+        ATF_REQUIRE(hardened_free(other, "free"));
     }
-    ATF_REQUIRE(arena_region_is_free(c, p));
-    MutexGuard guard(a->mutex);
-    ATF_REQUIRE(a->quarantine.count <= kQuarantineSlots);
-    ATF_REQUIRE(a->quarantine.bytes <= kQuarantineBytes);
+    ATF_REQUIRE(on_stack());
+    ATF_REQUIRE(q->count <= kQuarantineSlots);
+    ATF_REQUIRE(q->bytes <= kQuarantineBytes);
+    // Still junk throughout (a free region under S carries no free mark),
+    // so a free of it now is refused too.
+    for (size_t i = 0; i < full; i++)
+        ATF_REQUIRE_EQ(p[i], kJunkOnFree);
+    ATF_REQUIRE(hardened_free(p, "free"));
+    ATF_REQUIRE(on_stack());
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(hardened__guard_page_after_large_blocks);
