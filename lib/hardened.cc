@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "chunk.h"
 #include "chunk_registry.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "page_map.h"
 #include "platform.h"
@@ -166,6 +167,12 @@ HardenedRequest hardened_request(size_t size, size_t align) {
 }
 
 void *hardened_allocate(size_t size, size_t align, bool zero) {
+    // Zero-size blocks are inaccessible (hardened_inaccessible.h); when
+    // none is left, an ordinary one-byte block.
+    if (size == 0 && align <= kMinSize) {
+        if (void *p = zero_block_allocate())
+            return p;
+    }
     HardenedRequest r = hardened_request(size, align);
     if (r.size == 0) {
         errno = ENOMEM;
@@ -194,9 +201,11 @@ bool hardened_free(void *ptr, const char *fn) {
         size_t usize = arena_usable_size(c, ptr, fn);  // checks ptr first
         if (usize == 0)
             return true;  // reported
-        if (usize > kSmallMax) {
-            set_guard(ptr, usize, false);
-            return false;
+        // Small or big by the page map, not by the size: a big block
+        // (posix_memalign(2 MiB, 1)) may be no bigger than a small one.
+        if (small_region_size(ptr) == 0) {
+            big_quarantine_put(ptr, usize, fn);
+            return true;
         }
         if (checked_size(ptr, usize, fn) == 0)
             return true;
@@ -206,16 +215,22 @@ bool hardened_free(void *ptr, const char *fn) {
     }
     if (owner & kRegistryHuge) {
         size_t usize = huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
-        if (usize == 0)
-            return true;
-        set_guard(ptr, usize, false);
-        return false;
+        if (usize != 0)
+            big_quarantine_put(ptr, usize, fn);
+        return true;
+    }
+    if (zero_block_range_holds(ptr)) {
+        zero_block_free(ptr, fn);
+        return true;
     }
     return false;  // not ours: the caller reports it
 }
 
 size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn) {
-    if (usize <= kSmallMax)
+    // By where the block lives, as in hardened_free.
+    if (zero_block_range_holds(ptr))
+        return 0;
+    if (small_region_size(ptr) != 0)
         return checked_size(ptr, usize, fn);
     return usize - kPage;
 }
