@@ -25,6 +25,8 @@
 //    inaccessible (pages_protect), right after its usable size: a write
 //    past malloc_usable_size() faults at once.  Blocks are never resized
 //    in place, so the guard and the canary always follow the current size.
+//  - Freed large and huge blocks, and zero-size blocks, inaccessible:
+//    hardened_inaccessible.h.
 #ifndef ARENALLOC_HARDENED_H
 #define ARENALLOC_HARDENED_H
 
@@ -69,14 +71,15 @@ struct HardenedRequest {
 HardenedRequest hardened_request(size_t size, size_t align);
 
 // free(ptr) on behalf of fn: checks the canary of a small block and puts
-// it in the quarantine (true: nothing more to do), or makes the guard page
-// of a large or huge block accessible again (false: the caller frees it as
-// usual, as it does pointers it does not recognise).
+// it in the quarantine, puts a large or huge block in its own quarantine,
+// frees a zero-size block (true: nothing more to do); false for a pointer
+// it does not recognise, which the caller reports.
 bool hardened_free(void *ptr, const char *fn);
 
 // The usable size of the live block ptr, whose full usable size (checked
 // by the caller) is usize: the requested size of a small block, once its
-// canary is checked; a large or huge block's size less the guard page.
+// canary is checked; a large or huge block's size less the guard page; 0
+// for a zero-size block.  Small or big by where the block lives.
 size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn);
 
 }  // namespace arenalloc

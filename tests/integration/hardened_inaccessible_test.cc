@@ -192,34 +192,40 @@ void aligned_usable(void) {
     put("done", 1);
 }
 
+void write_after_free(void) { access_after_free(true); }
+void read_after_free(void) { access_after_free(false); }
+void zero_write(void) { zero_access(true); }
+void zero_read(void) { zero_access(false); }
+
+const struct {
+    const char *name;
+    void (*run)(void);
+} kCases[] = {
+    { "write_after_free", write_after_free },
+    { "read_after_free", read_after_free },
+    { "double_free_after_reuse", double_free_after_reuse },
+    { "quarantine_order", quarantine_order },
+    { "quarantine_resident", quarantine_resident },
+    { "zero_write", zero_write },
+    { "zero_read", zero_read },
+    { "zero_double_free", zero_double_free },
+    { "zero_use", zero_use },
+    { "aligned_usable", aligned_usable },
+};
+
 __attribute__((constructor)) void
 run_case(void)
 {
-    const char *c = getenv("INACCESSIBLE_CASE");
-    if (c == NULL)
+    const char *name = getenv("INACCESSIBLE_CASE");
+    if (name == NULL)
         return;
-    const std::string name(c);
-    if (name == "write_after_free")
-        access_after_free(true);
-    else if (name == "read_after_free")
-        access_after_free(false);
-    else if (name == "double_free_after_reuse")
-        double_free_after_reuse();
-    else if (name == "quarantine_order")
-        quarantine_order();
-    else if (name == "quarantine_resident")
-        quarantine_resident();
-    else if (name == "zero_write")
-        zero_access(true);
-    else if (name == "zero_read")
-        zero_access(false);
-    else if (name == "zero_double_free")
-        zero_double_free();
-    else if (name == "zero_use")
-        zero_use();
-    else if (name == "aligned_usable")
-        aligned_usable();
-    else
+    bool known = false;
+    for (const auto &c : kCases)
+        if (strcmp(c.name, name) == 0) {
+            known = true;
+            c.run();
+        }
+    if (!known)
         put("unknown_case", 1);
     fflush(stdout);
     _exit(0);
