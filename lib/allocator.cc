@@ -103,7 +103,13 @@ void *allocate_big_once(size_t size, size_t align, bool zero) {
                    route.usize);
 }
 
-void reclaim_for_retry() { aa_purge(); }
+// (Under S the big blocks waiting in their quarantine go too: they hold
+// address space, which a limit such as RLIMIT_AS counts.)
+void reclaim_for_retry() {
+    if (g_options.hardened)
+        big_quarantine_drain();
+    aa_purge();
+}
 
 }  // namespace
 

@@ -106,6 +106,23 @@ bool big_quarantine_reports(const void *ptr, const char *fn) {
     return held;
 }
 
+void big_quarantine_drain() {
+    WaitingBlock out[kBigQuarantineSlots];
+    unsigned nout = 0;
+    {
+        BigQuarantine &q = g_big_quarantine;
+        MutexGuard guard(q.mutex);
+        unsigned count = q.count.load(std::memory_order_relaxed);
+        for (; nout < count; nout++)
+            out[nout] = q.held[(q.next + nout) % kBigQuarantineSlots];
+        q.next = 0;
+        q.bytes = 0;
+        q.count.store(0, std::memory_order_relaxed);
+    }
+    for (unsigned i = 0; i < nout; i++)
+        release(out[i], "malloc");
+}
+
 void big_quarantine_prefork() { g_big_quarantine.mutex.lock(); }
 void big_quarantine_postfork_parent() { g_big_quarantine.mutex.unlock(); }
 void big_quarantine_postfork_child() { g_big_quarantine.mutex.reinit_in_child(); }

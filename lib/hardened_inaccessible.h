@@ -44,6 +44,10 @@ void big_quarantine_put(void *ptr, size_t usize, const char *fn);
 // of fn when it does (a use of a freed block), so that the caller stops.
 bool big_quarantine_reports(const void *ptr, const char *fn);
 
+// Frees every block waiting in the quarantine (a request the system
+// refused is about to be tried again).
+void big_quarantine_drain();
+
 void big_quarantine_prefork();
 void big_quarantine_postfork_parent();
 void big_quarantine_postfork_child();
