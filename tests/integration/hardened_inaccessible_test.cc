@@ -11,6 +11,7 @@
 
 #include <malloc.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,32 @@ void quarantine_resident(void) {
     put("left_kib", after > before ? after - before : 0);
 }
 
+// With 100 MiB of address space to spare, a 64 MiB block freed (into the
+// quarantine) and asked for again: the quarantine must give way.
+void quarantine_under_limit(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f == NULL || fscanf(f, "%llu", &pages) != 1) {
+        put("no_statm", 1);
+        return;
+    }
+    fclose(f);
+    struct rlimit rl;
+    rl.rlim_cur = rl.rlim_max = pages * testutil::system_page_size() + 100 * kMiB;
+    if (setrlimit(RLIMIT_AS, &rl) != 0) {
+        put("no_limit", 1);
+        return;
+    }
+    void *p = malloc(64 * kMiB);
+    put("first", p != NULL);
+    free(p);
+    void *q = malloc(64 * kMiB);
+    put("second", q != NULL);
+    free(q);
+}
+
 void zero_access(bool write) {
-    volatile char *z = static_cast<char *>(malloc(0));
+    volatile char *z = testutil::opaque(static_cast<char *>(malloc(0)));
     put_ptr("ptr", const_cast<char *>(z));
     if (write)
         *z = 'z';
@@ -206,6 +231,7 @@ const struct {
     { "double_free_after_reuse", double_free_after_reuse },
     { "quarantine_order", quarantine_order },
     { "quarantine_resident", quarantine_resident },
+    { "quarantine_under_limit", quarantine_under_limit },
     { "zero_write", zero_write },
     { "zero_read", zero_read },
     { "zero_double_free", zero_double_free },
@@ -336,6 +362,16 @@ ATF_TEST_CASE_BODY(big__quarantine_not_resident)
                    "after free, " << s.at("left_kib") << " KiB of " << written << " still resident");
 }
 
+ATF_TEST_CASE_WITHOUT_HEAD(big__quarantine_gives_way_under_a_limit);
+ATF_TEST_CASE_BODY(big__quarantine_gives_way_under_a_limit)
+{
+    for (const char *opts : { "S", "s" }) {
+        const Outcome o = run_case_with("quarantine_under_limit", opts);
+        TU_REQUIRE_MSG(o.r.exited_ok() && o.at("first") == 1 && o.at("second") == 1,
+                       opts << ": " << o.r.describe() << "; stdout [" << o.r.out << "]");
+    }
+}
+
 ATF_TEST_CASE_WITHOUT_HEAD(zero__access_faults);
 ATF_TEST_CASE_BODY(zero__access_faults)
 {
@@ -396,6 +432,7 @@ ATF_INIT_TEST_CASES(tcs)
     ATF_ADD_TEST_CASE(tcs, big__double_free_after_reuse_reported);
     ATF_ADD_TEST_CASE(tcs, big__quarantine_is_fifo_and_bounded);
     ATF_ADD_TEST_CASE(tcs, big__quarantine_not_resident);
+    ATF_ADD_TEST_CASE(tcs, big__quarantine_gives_way_under_a_limit);
     ATF_ADD_TEST_CASE(tcs, zero__access_faults);
     ATF_ADD_TEST_CASE(tcs, zero__double_free_reported);
     ATF_ADD_TEST_CASE(tcs, zero__blocks_are_unique_and_freeable);
