@@ -10,6 +10,7 @@
 #include "chunk.h"
 #include "chunk_registry.h"
 #include "hardened.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "init.h"
 #include "report.h"
@@ -102,7 +103,13 @@ void *allocate_big_once(size_t size, size_t align, bool zero) {
                    route.usize);
 }
 
-void reclaim_for_retry() { aa_purge(); }
+// (Under S the big blocks waiting in their quarantine go too: they hold
+// address space, which a limit such as RLIMIT_AS counts.)
+void reclaim_for_retry() {
+    if (g_options.hardened)
+        big_quarantine_drain();
+    aa_purge();
+}
 
 }  // namespace
 
@@ -166,6 +173,10 @@ size_t block_usable_size(const void *ptr, const char *fn) {
     if (owner & kRegistryChunk) {
         Chunk *c = reinterpret_cast<Chunk *>(owner & ~kRegistryTagMask);
         size_t usize = arena_usable_size(c, ptr, fn);
+        // Under S a freed big block is live to its arena while it waits,
+        // inaccessible, in the quarantine: nothing may read it.
+        if (AA_UNLIKELY(g_options.hardened) && usize != 0 && big_quarantine_reports(ptr, fn))
+            return 0;
         // A block in a thread cache is free, though its arena counts it as
         // out: the caches are checked too.
         if (usize != 0 && usize <= kTcacheLargeMax &&
@@ -175,9 +186,18 @@ size_t block_usable_size(const void *ptr, const char *fn) {
         }
         return usize;
     }
-    if (owner & kRegistryHuge)
-        return huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+    if (owner & kRegistryHuge) {
+        size_t usize = huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
+        if (AA_UNLIKELY(g_options.hardened) && usize != 0 && big_quarantine_reports(ptr, fn))
+            return 0;
+        return usize;
+    }
     ensure_initialized();  // the options say whether the report aborts
+    // A zero-size block of S counts as the block a 0-byte request would
+    // otherwise get (so that free_sized's check holds); hardened_usable_size
+    // says 0.
+    if (g_options.hardened && zero_block_range_holds(ptr))
+        return zero_block_live(ptr, fn) ? request_usable_size(hardened_request(0, kMinSize).size, kMinSize) : 0;
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
     return 0;
 }
@@ -412,20 +432,22 @@ AA_NOINLINE void *realloc_slow(void *ptr, size_t size) {
         return finish("realloc", ptr, size, fail_enomem());
     // With S, the canary and the guard page follow the new size
     // (hardened.h); a live small region, the common case, is recognised
-    // without the arena lock.
+    // without the arena lock.  A zero-size block is live with 0 bytes.
     bool hardened = g_options.hardened;
     int bin = hardened ? live_small_bin(ptr) : -1;
     size_t old_usize = bin >= 0 ? class_to_size(static_cast<unsigned>(bin))
                                 : block_usable_size(ptr, "realloc");
-    if (AA_UNLIKELY(hardened) && old_usize != 0) {
+    bool live = old_usize != 0;
+    if (AA_UNLIKELY(hardened) && live) {
         size_t full = old_usize;
         old_usize = hardened_usable_size(ptr, full, "realloc");
+        live = old_usize != 0 || zero_block_range_holds(ptr);
         if (old_usize != 0) {
             if (void *resized = hardened_resize(ptr, full, size))
                 return finish("realloc", ptr, size, resized);
         }
     }
-    if (old_usize == 0)
+    if (!live)
         return nullptr;  // reported; the bad pointer is left alone
     if (!hardened && resize_in_place(ptr, old_usize, size))
         return finish("realloc", ptr, size, ptr);
@@ -506,7 +528,8 @@ void free_large(void *ptr, PageMapEntry e) {
         // another thread's cache holds it, which the arena cannot see.
         tc = g_tcache_slots[cls] != 0 ? thread_tcache_slow() : nullptr;
         if (tc == nullptr) {
-            if (*static_cast<const uintptr_t *>(ptr) == kFreeMark &&
+            // (Under S a freed big block may be inaccessible: not read.)
+            if (!g_options.hardened && *static_cast<const uintptr_t *>(ptr) == kFreeMark &&
                 tcache_any_holds(&g_tcache_none, cls, ptr))
                 return tcache_report_double_free(ptr);
             return free_slow(ptr);

@@ -35,7 +35,7 @@
 #define ARENALLOC_DEBUG_BYTE_ORDER 0x01020304u
 /* FNV-1a of the member names of every described structure, in order
  * (see the unit test): bumped by whoever changes a structure. */
-#define ARENALLOC_DEBUG_LAYOUT_HASH 0x75b8a6fbfa72c3c6ULL
+#define ARENALLOC_DEBUG_LAYOUT_HASH 0x9ab794fd67da5e11ULL
 
 #ifdef __cplusplus
 extern "C" {

@@ -10,6 +10,7 @@
 #include "arena.h"
 #include "chunk.h"
 #include "chunk_registry.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "page_map.h"
 #include "platform.h"
@@ -57,6 +58,13 @@ unsigned char canary_byte(uint64_t hash) {
 // at the cost of a word, not of the class's whole slack.
 size_t canary_length(size_t n, size_t trailer) {
     return trailer - n < kCanaryBytes ? trailer - n : kCanaryBytes;
+}
+
+// The region size of the small block at p, or 0 when p is not in a small
+// run.  Reads the page map without the lock: p is live and the caller's.
+size_t small_region_size(const void *p) {
+    PageMapEntry e = page_map_entry_of(p);
+    return page_map_tag(e) == kPageSmall ? page_map_run(e)->region_size : 0;
 }
 
 // Writes the canary bytes and the size trailer of a new small block of n
@@ -271,10 +279,16 @@ AA_ALWAYS_INLINE void *small_block(unsigned bin, size_t n, bool zero) {
 }  // namespace
 
 void *hardened_allocate(size_t size, size_t align, bool zero) {
-    size_t n = size == 0 ? 1 : size;
     // malloc's case first, as hardened_request() would decide it.
-    if (AA_LIKELY(align <= kMinSize && n <= kSmallMax - kHardenedSlack))
-        return small_block(size_to_class(n + kHardenedSlack), n, zero);
+    if (AA_LIKELY(align <= kMinSize && size - 1 < kSmallMax - kHardenedSlack))
+        return small_block(size_to_class(size + kHardenedSlack), size, zero);
+    // Zero-size blocks are inaccessible (hardened_inaccessible.h); when
+    // none is left, an ordinary one-byte block.
+    if (size == 0 && align <= kMinSize) {
+        if (void *p = zero_block_allocate())
+            return p;
+    }
+    size_t n = size == 0 ? 1 : size;
     HardenedRequest r = hardened_request(size, align);
     if (r.size == 0) {
         errno = ENOMEM;
@@ -321,9 +335,11 @@ bool hardened_free(void *ptr, const char *fn) {
         size_t usize = arena_usable_size(c, ptr, fn);
         if (usize == 0)
             return true;  // reported
-        if (usize > kSmallMax) {
-            set_guard(ptr, usize, false);
-            return false;
+        // Small or big by the page map, not by the size: a big block
+        // (posix_memalign(2 MiB, 1)) may be no bigger than a small one.
+        if (small_region_size(ptr) == 0) {
+            big_quarantine_put(ptr, usize, fn);
+            return true;
         }
         if (checked_size(ptr, usize, fn) == 0)
             return true;
@@ -333,10 +349,13 @@ bool hardened_free(void *ptr, const char *fn) {
     }
     if (owner & kRegistryHuge) {
         size_t usize = huge_usable_size(reinterpret_cast<Huge *>(owner & ~kRegistryTagMask), ptr, fn);
-        if (usize == 0)
-            return true;
-        set_guard(ptr, usize, false);
-        return false;
+        if (usize != 0)
+            big_quarantine_put(ptr, usize, fn);
+        return true;
+    }
+    if (zero_block_range_holds(ptr)) {
+        zero_block_free(ptr, fn);
+        return true;
     }
     return false;  // not ours: the caller reports it
 }
@@ -387,7 +406,10 @@ void *hardened_resize(void *ptr, size_t full, size_t size) {
 }
 
 size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn) {
-    if (usize <= kSmallMax)
+    // By where the block lives, as in hardened_free.
+    if (zero_block_range_holds(ptr))
+        return 0;
+    if (small_region_size(ptr) != 0)
         return checked_size(ptr, usize, fn);
     return usize - kPage;
 }

@@ -39,6 +39,8 @@
 //    past malloc_usable_size() faults at once.  realloc keeps a block
 //    where it is only when the canary and the guard can follow its new
 //    size (hardened_resize).
+//  - Freed large and huge blocks, and zero-size blocks, inaccessible:
+//    hardened_inaccessible.h.
 #ifndef ARENALLOC_HARDENED_H
 #define ARENALLOC_HARDENED_H
 
@@ -84,9 +86,9 @@ struct HardenedRequest {
 HardenedRequest hardened_request(size_t size, size_t align);
 
 // free(ptr) on behalf of fn: checks the canary of a small block and puts
-// it in the quarantine (true: nothing more to do), or makes the guard page
-// of a large or huge block accessible again (false: the caller frees it as
-// usual, as it does pointers it does not recognise).
+// it in the quarantine, puts a large or huge block in its own quarantine,
+// frees a zero-size block (true: nothing more to do); false for a pointer
+// it does not recognise, which the caller reports.
 bool hardened_free(void *ptr, const char *fn);
 
 // free(ptr) on behalf of fn of what the inline free found a region start
@@ -104,7 +106,8 @@ void *hardened_resize(void *ptr, size_t full, size_t size);
 
 // The usable size of the live block ptr, whose full usable size (checked
 // by the caller) is usize: the requested size of a small block, once its
-// canary is checked; a large or huge block's size less the guard page.
+// canary is checked; a large or huge block's size less the guard page; 0
+// for a zero-size block.  Small or big by where the block lives.
 size_t hardened_usable_size(const void *ptr, size_t usize, const char *fn);
 
 }  // namespace arenalloc

@@ -8,6 +8,7 @@
 #include "chunk_registry.h"
 #include "ctl.h"
 #include "hardened.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "mutex.h"
 #include "option_overrides.h"
@@ -209,8 +210,9 @@ bool g_fork_took_locks = false;
 // fork as async-signal-safe) would wait forever for a lock its own thread
 // holds.  Otherwise the C library's stream-list lock comes first, then
 // ours, in the order: init, ctl, stats print, stats heap, tcache list,
-// arena table, arenas by index, huge, registry, base (the order used
-// everywhere).
+// S's zero-size blocks and big-block quarantine (leaves: nothing
+// else is locked while one of them is held), arena table, arenas
+// by index, huge, registry, base (the order used everywhere).
 void malloc_prefork() {
     if (platform_single_threaded())
         return;
@@ -226,6 +228,8 @@ void malloc_prefork() {
     ctl_prefork();
     stats_prefork();
     tcache_prefork();
+    zero_block_prefork();
+    big_quarantine_prefork();
     g_arenas_mutex.lock();
     for (unsigned i = 0; i < g_narenas; i++) {
         Arena *a = arena_peek(i);
@@ -251,6 +255,8 @@ void malloc_postfork_parent() {
                 arena_postfork_parent(a);
         }
         g_arenas_mutex.unlock();
+        big_quarantine_postfork_parent();
+        zero_block_postfork_parent();
         tcache_postfork_parent();
         stats_postfork_parent();
         ctl_postfork_parent();
@@ -286,6 +292,8 @@ void malloc_postfork_child() {
         if (tls_thread_state.arena != nullptr)
             tls_thread_state.arena->nthreads.store(1, std::memory_order_relaxed);
         g_arenas_mutex.reinit_in_child();
+        big_quarantine_postfork_child();
+        zero_block_postfork_child();
         tcache_postfork_child();
         stats_postfork_child();
         ctl_postfork_child();

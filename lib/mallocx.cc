@@ -11,6 +11,7 @@
 #include "allocator.h"
 #include "arena.h"
 #include "hardened.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "init.h"
 #include "malloc_np.h"
@@ -158,7 +159,8 @@ void *aa_rallocx(void *ptr, size_t size, int flags) {
     // always moves, and its contents are what the program was given.
     size_t old_size = hardened && old_usize != 0 ? hardened_usable_size(ptr, old_usize, "rallocx")
                                                  : old_usize;
-    if (old_size == 0)
+    // (A zero-size block of S is live with 0 bytes.)
+    if (old_size == 0 && !(old_usize != 0 && hardened && zero_block_range_holds(ptr)))
         return nullptr;  // reported; the bad pointer is left alone
     if (!request_fits(size, f))
         return finish_call("rallocx", ptr, size, fail_enomem());

@@ -77,7 +77,7 @@ const Member kArena[] = {
     M(Arena, dirty_first), M(Arena, dirty_last), M(Arena, decay_epoch_end),
     M(Arena, nclean_taken), M(Arena, ratio_purged), M(Arena, ratio_purged_at),
     M(Arena, lg_allowance_boost), M(Arena, decay_ms), M(Arena, created_ms),
-    M(Arena, stats), M(Arena, large), M(Arena, quarantine), M(Arena, remote)};
+    M(Arena, stats), M(Arena, large), M(Arena, remote)};
 const Member kChunk[] = {M(Chunk, magic), M(Chunk, arena), M(Chunk, next), M(Chunk, prev),
                          M(Chunk, npages), M(Chunk, header_pages), M(Chunk, nfree_pages),
                          M(Chunk, from_sbrk), FLEX(Chunk, map, PageMapEntry)};
@@ -96,7 +96,7 @@ const Member kHugeStats[] = {M(HugeStats, nmalloc), M(HugeStats, ndalloc),
 const Member kTCache[] = {M(TCache, bins), M(TCache, active), M(TCache, flow), M(TCache, arena),
                           M(TCache, nmalloc_ticked), M(TCache, merged_nmalloc), M(TCache, merged_nfree), M(TCache, nfree_adjust),
                           M(TCache, gc_bin), M(TCache, gc_left), M(TCache, next_free),
-                          M(TCache, next_all), M(TCache, spare_batches),
+                          M(TCache, next_all), M(TCache, spare_batches), M(TCache, quarantine),
                           FLEX(TCache, slots, void *)};
 const Member kTCacheBin[] = {M(TCacheBin, top), M(TCacheBin, stack), M(TCacheBin, limit),
                              M(TCacheBin, tick_left),

@@ -1,7 +1,8 @@
 // Unit tests of the hardened profile (lib/hardened.h), called directly with
 // S in force: the requested size kept behind each small block, the canary
 // check (an overwrite aborts: checked in a forked child), the quarantine,
-// guard pages after large and huge blocks, and refused requests.
+// guard pages after large and huge blocks (which free() then quarantines,
+// inaccessible), zero-size blocks, and refused requests.
 #include <atf-c++.hpp>
 
 #include <sys/resource.h>
@@ -19,6 +20,7 @@
 #include "chunk.h"
 #include "chunk_registry.h"
 #include "hardened.h"
+#include "hardened_inaccessible.h"
 #include "huge.h"
 #include "init.h"
 #include "options.h"
@@ -99,6 +101,10 @@ void write_guard_page(void *arg) {
     p[hardened_usable_size(p, full_size(p), "test")] = 1;
 }
 
+void write_first_byte(void *arg) {
+    static_cast<volatile char *>(arg)[0] = 1;
+}
+
 }  // namespace
 
 ATF_TEST_CASE_WITHOUT_HEAD(hardened__small_blocks_keep_the_requested_size);
@@ -114,9 +120,11 @@ ATF_TEST_CASE_BODY(hardened__small_blocks_keep_the_requested_size) {
         memset(p, 0x61, n);  // every byte the caller is told it has
         ATF_REQUIRE_MSG(hardened_usable_size(p, full, "malloc_usable_size") == n, n);
     }
-    // malloc(0) is one byte.
+    // malloc(0) is a slot of the inaccessible range, with 0 usable bytes.
     void *z = hardened_allocate(0, kMinSize, false);
-    ATF_REQUIRE_EQ(hardened_usable_size(z, full_size(z), "malloc_usable_size"), 1u);
+    ATF_REQUIRE(zero_block_range_holds(z));
+    ATF_REQUIRE_EQ(hardened_usable_size(z, 1, "malloc_usable_size"), 0u);
+    ATF_REQUIRE(hardened_free(z, "free"));
     // Zeroed when asked, up to the request.
     unsigned char *c = static_cast<unsigned char *>(hardened_allocate(200, kMinSize, true));
     for (int i = 0; i < 200; i++)
@@ -221,10 +229,10 @@ ATF_TEST_CASE_BODY(hardened__guard_page_after_large_blocks) {
     memset(p, 1, usable);
     ChildResult r = in_child(write_guard_page, p);
     ATF_REQUIRE_EQ(r.signal, SIGSEGV);
-    // free() lifts the guard and leaves the block to the caller.
-    ATF_REQUIRE(!hardened_free(p, "free"));
-    p[usable] = 1;
-    ATF_REQUIRE_EQ(arena_free(chunk_containing(p), p, "free"), full);
+    // free() keeps the block, inaccessible, in the quarantine.
+    ATF_REQUIRE(hardened_free(p, "free"));
+    r = in_child(write_first_byte, p);
+    ATF_REQUIRE_EQ(r.signal, SIGSEGV);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(hardened__guard_page_after_huge_blocks);
@@ -239,8 +247,9 @@ ATF_TEST_CASE_BODY(hardened__guard_page_after_huge_blocks) {
     ATF_REQUIRE_EQ(hardened_usable_size(p, full, "malloc_usable_size"), n);
     ChildResult r = in_child(write_guard_page, p);
     ATF_REQUIRE_EQ(r.signal, SIGSEGV);
-    ATF_REQUIRE(!hardened_free(p, "free"));
-    p[n] = 1;
+    ATF_REQUIRE(hardened_free(p, "free"));
+    r = in_child(write_first_byte, p);
+    ATF_REQUIRE_EQ(r.signal, SIGSEGV);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(hardened__impossible_requests_fail);
