@@ -476,6 +476,14 @@ ATF_TEST_CASE_BODY(walker__bad_descriptor)
     self.patches = {patch(&arenalloc_debug_descriptor.version, 99u)};
     ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
     ATF_REQUIRE_MSG(std::string(err).find("version 99") != std::string::npos, err);
+    // The byte order comes from the magic: a mark that disagrees, or
+    // pointers neither 4 nor 8 bytes, are refused.
+    self.patches = {patch(&arenalloc_debug_descriptor.byte_order, 0x04030201u)};
+    ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
+    ATF_REQUIRE_MSG(std::string(err).find("disagrees with its magic") != std::string::npos, err);
+    self.patches = {patch(&arenalloc_debug_descriptor.pointer_size, 16u)};
+    ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
+    ATF_REQUIRE_MSG(std::string(err).find("pointers are 16 bytes") != std::string::npos, err);
     self.patches = {};
     self.refuse_from = desc_addr();
     self.refuse_to = desc_addr() + 1;

@@ -1,4 +1,7 @@
 // target.cc — live processes, core files, and the descriptor's address.
+// Offsets into /proc/PID/mem are addresses, past 2 GiB in a 32-bit
+// process: off_t must be 64 bits even where the tool itself is 32-bit.
+#define _FILE_OFFSET_BITS 64
 #include "target.h"
 
 #include <dirent.h>
@@ -19,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include "debug_descriptor.h"
 #include "elf_layout.h"
 
 namespace aastat {
@@ -122,16 +126,22 @@ struct Elf {
         return 0;
     }
 
-    // Virtual address that file offset 0 is loaded at, relative to the
-    // load base (the first PT_LOAD's page-aligned address).
-    uint64_t first_load_vaddr() const {
+    std::vector<ElfSegment> loads() const {
+        std::vector<ElfSegment> out;
         const uint8_t *ph = phdrs();
         for (unsigned i = 0; ph != nullptr && i < h.phnum; i++) {
             ElfSegment seg = decode_elf_segment(h, ph + size_t{i} * h.phentsize);
             if (seg.type == PT_LOAD)
-                return seg.vaddr - seg.offset;
+                out.push_back(seg);
         }
-        return 0;
+        return out;
+    }
+
+    // Virtual address that file offset 0 is loaded at, relative to the
+    // load base (the first PT_LOAD's page-aligned address).
+    uint64_t first_load_vaddr() const {
+        std::vector<ElfSegment> l = loads();
+        return l.empty() ? 0 : l[0].vaddr - l[0].offset;
     }
 };
 
@@ -305,13 +315,40 @@ class Core : public Target {
             else if (p.type == PT_NOTE)
                 read_notes(p);
         }
-        if (maps_.empty() && needed > size_)
+        if (maps_.empty() && needed > size_) {
             *err = path + " is truncated (" + std::to_string(size_) + " of " +
                    std::to_string(needed) + " bytes): its notes, which say where the "
                    "library was mapped, are lost";
-        else if (maps_.empty())
-            *err = path + ": no NT_FILE note (the core does not say which files were mapped)";
-        return !maps_.empty();
+            return false;
+        }
+        return true;
+    }
+
+    void add_mapping(const Mapping &m) override { maps_.push_back(m); }
+
+    // A core without NT_FILE (qemu-user writes none) does not say where
+    // the library was mapped, but holds its data: the descriptor is found
+    // by its head (the magic, then at 16 the byte order mark, in the
+    // core's order) at a 4-byte boundary of a segment the core holds.
+    uint64_t find_descriptor_in_memory() override {
+        const size_t kBlock = size_t{1} << 20;
+        std::vector<uint8_t> buf;
+        for (const ElfSegment &p : loads_) {
+            if (p.offset + p.filesz > size_)
+                continue;
+            // Blocks overlap by a head's length, so no head is cut.
+            for (uint64_t at = 0; at + 24 <= p.filesz; at += kBlock) {
+                size_t n = static_cast<size_t>(std::min<uint64_t>(kBlock + 24, p.filesz - at));
+                buf.resize(n);
+                if (!pread_all(fd_, buf.data(), n, p.offset + at))
+                    break;
+                for (size_t i = 0; i + 24 <= n && i < kBlock; i += 4)
+                    if (eh_.fmt.load(buf.data() + i, 8) == ARENALLOC_DEBUG_MAGIC &&
+                        eh_.fmt.load(buf.data() + i + 16, 4) == ARENALLOC_DEBUG_BYTE_ORDER)
+                        return p.vaddr + at + i;
+            }
+        }
+        return 0;
     }
 
     int read(uint64_t addr, void *buf, size_t len) override {
@@ -438,8 +475,43 @@ Target *open_core(const std::string &path, std::string *err) {
     return c;
 }
 
+namespace {
+
+// A core that names no mapped file: the library, named by --lib, gives the
+// descriptor's place in the file, and the descriptor found in memory where
+// the file was loaded; the file then stands in for the memory the core
+// left out (its read-only segments).
+uint64_t find_descriptor_unnamed(Target &t, const std::string &library, std::string *err,
+                                 std::string *found_in) {
+    if (library.empty()) {
+        *err = "the core names no mapped file (no NT_FILE note: qemu-user writes none); "
+               "name the library with --lib";
+        return 0;
+    }
+    Elf elf;
+    if (!elf.load(library, err))
+        return 0;
+    uint64_t value = elf.symbol(kSymbol);
+    uint64_t at = t.find_descriptor_in_memory();
+    if (value == 0 || at == 0) {
+        *err = value == 0 ? library + " does not define " + kSymbol
+                          : "no arenalloc debug descriptor in the core's memory";
+        return 0;
+    }
+    uint64_t base = elf.h.type == ET_DYN ? at - value : 0;
+    for (const ElfSegment &seg : elf.loads())
+        t.add_mapping(Mapping{base + seg.vaddr, base + seg.vaddr + seg.filesz, seg.offset,
+                              library, library});
+    *found_in = library;
+    return at;
+}
+
+}  // namespace
+
 uint64_t find_descriptor(Target &t, const std::string &library, std::string *err,
                          std::string *found_in) {
+    if (t.mappings().empty())
+        return find_descriptor_unnamed(t, library, err, found_in);
     // Candidate files: the one named, else every mapped file, those whose
     // name mentions arenalloc first.
     std::vector<std::string> paths;
