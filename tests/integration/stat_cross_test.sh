@@ -1,8 +1,8 @@
 #! /usr/bin/env atf-sh
 # stat_cross_test — this machine's arenalloc-stat reading a heap of another
 # architecture: heap_target and the library cross-built here (configure
-# --host, as tools/cross-check does) for 32-bit x86, read live and from its
-# core (gcore); and for s390x (64-bit, big-endian), read from the core
+# --host, as tools/cross-check does) for 32-bit x86, read live (also by
+# this machine's gdb commands) and from its core (gcore); and for s390x (64-bit, big-endian), read from the core
 # qemu-user writes when the program dies of a signal.  The answers are
 # checked as stat_test checks them.  Each case is skipped, by the name of
 # what is missing, without the cross compiler (or qemu-s390x).  qemu-user's
@@ -35,6 +35,20 @@ cross_build() {
 	fi
 }
 
+# This machine's gdb, with contrib/gdb/arenalloc.py driving this machine's
+# walker library, on the same process ($pid): the same figures, heap OK
+# (where gdb has Python, as gdb_test requires).
+gdb_reads_i386() {
+	gdb -batch -nx -ex 'python print("python-ok")' 2>/dev/null | grep -q python-ok || return 0
+	ARENALLOC_WALKER=$(atf_config_get top_builddir)/tools/walker/.libs/libarenalloc_walker.so
+	export ARENALLOC_WALKER
+	source_script="source $(atf_config_get top_srcdir)/contrib/gdb/arenalloc.py"
+	gdb -batch -nx -p $pid -ex "$source_script" -ex 'arenalloc stats -json' >gdb-stats.txt 2>&1
+	atf_check -o inline:"" python3 "$(atf_config_get top_srcdir)/tests/integration/stat_compare.py" \
+	    stats out gdb-stats.txt
+	atf_check -o match:'^heap OK$' -e ignore gdb -batch -nx -p $pid -ex "$source_script" -ex 'arenalloc verify'
+}
+
 atf_test_case i386
 i386_head() {
 	atf_set "descr" "arenalloc-stat reads a 32-bit x86 process, live and from its core"
@@ -47,6 +61,7 @@ i386_body() {
 	start_target cross/lib/.libs/libarenalloc.so cross/tests/integration/heap_target
 	atf_check_equal "$(elf_kind libarenalloc.so.0)" "01 01"
 	check_reader $pid
+	gdb_reads_i386
 	atf_check -o ignore -e ignore gcore -o core $pid
 	stop_target
 	[ -f core.$pid ] || atf_fail "gcore wrote no core.$pid"
