@@ -100,24 +100,38 @@ def same(what, mine, theirs, problems):
 
 def patch_core(core, find_json, how):
     """Applies how ("flip-tag" or "hole") at the page map entry of the
-    find answer in find_json, in the ELF core file core."""
+    find answer in find_json, in the ELF core file core (32- or 64-bit,
+    either byte order: a page map entry is one pointer)."""
     entry = load_json(find_json)["page_map_entry"]
     with open(core, "r+b") as f:
         ehdr = f.read(64)
-        phoff, = struct.unpack_from("<Q", ehdr, 32)
-        phentsize, phnum = struct.unpack_from("<HH", ehdr, 54)
+        is64 = ehdr[4] == 2
+        order = ">" if ehdr[5] == 2 else "<"
+        word = "Q" if is64 else "I"
+        wsize = 8 if is64 else 4
+        if is64:
+            phoff, = struct.unpack_from(order + "Q", ehdr, 32)
+            phentsize, phnum = struct.unpack_from(order + "HH", ehdr, 54)
+            # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz
+            phdr, filesz_at = order + "IIQQQQ", 32
+        else:
+            phoff, = struct.unpack_from(order + "I", ehdr, 28)
+            phentsize, phnum = struct.unpack_from(order + "HH", ehdr, 42)
+            # p_type, p_offset, p_vaddr, p_paddr, p_filesz
+            phdr, filesz_at = order + "IIIII", 16
         for i in range(phnum):
             f.seek(phoff + i * phentsize)
-            ptype, _, off, vaddr, _, filesz = struct.unpack("<IIQQQQ", f.read(40))
+            fields = struct.unpack(phdr, f.read(struct.calcsize(phdr)))
+            ptype, off, vaddr, filesz = fields[0], fields[-4], fields[-3], fields[-1]
             if ptype == 1 and vaddr <= entry < vaddr + filesz:
                 if how == "hole":
-                    f.seek(phoff + i * phentsize + 32)
-                    f.write(struct.pack("<Q", 0))  # p_filesz: nothing of it in the file
+                    f.seek(phoff + i * phentsize + filesz_at)
+                    f.write(struct.pack(order + word, 0))  # p_filesz: nothing of it in the file
                 else:
                     f.seek(off + entry - vaddr)
-                    v, = struct.unpack("<Q", f.read(8))
+                    v, = struct.unpack(order + word, f.read(wsize))
                     f.seek(off + entry - vaddr)
-                    f.write(struct.pack("<Q", v ^ 2))
+                    f.write(struct.pack(order + word, v ^ 2))
                 return
     sys.exit("entry %#x not in the core" % entry)
 

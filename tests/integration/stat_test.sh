@@ -5,27 +5,10 @@
 # every known pointer, --verify passes; a corrupted core fails --verify;
 # bad targets give one clear line.  The program read is heap_target.
 
-stat_cmd() { echo "$(atf_config_get top_builddir)/tools/arenalloc-stat"; }
+# require_ptrace, start_target, stop_target, check_reader, stat_cmd
+use_heap_target() { . "$(atf_config_get top_srcdir)/tests/integration/heap_target.subr"; }
 compare_script() { echo "$(atf_config_get top_srcdir)/tests/integration/stat_compare.py"; }
 compare() { python3 "$(compare_script)" "$@"; }
-
-# require_ptrace, start_target, stop_target
-use_heap_target() { . "$(atf_config_get top_srcdir)/tests/integration/heap_target.subr"; }
-
-# The checks shared by the live and the core case; $1 is the PID or core.
-check_reader() {
-	atf_check -o save:stat.json "$(stat_cmd)" --json "$1"
-	atf_check -o inline:"" python3 "$(compare_script)" stats out stat.json
-	finds=$(awk '/^ptr/ { printf "--find %s ", $(NF-2) }' out)
-	# shellcheck disable=SC2086
-	atf_check -o save:find.json "$(stat_cmd)" --json $finds "$1"
-	atf_check -o inline:"" python3 "$(compare_script)" find out find.json
-	atf_check -o save:verify.txt "$(stat_cmd)" --verify "$1"
-	atf_check -o match:'^heap OK$' cat verify.txt
-	atf_check -o match:'Begin arenalloc statistics' -o match:'^arena 1:' \
-	    -o match:'libarenalloc.so.0' "$(stat_cmd)" "$1"
-	atf_check -o match:'0x1000: not in any arenalloc chunk' "$(stat_cmd)" --find 0x1000 "$1"
-}
 
 atf_test_case live
 live_head() {

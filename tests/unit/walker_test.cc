@@ -27,6 +27,10 @@ using namespace arenalloc;
 
 namespace {
 
+// A pointer as the walker takes it: converted through uintptr_t, since a
+// 32-bit compiler sign-extends a pointer cast straight to uint64_t.
+uint64_t address(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+
 // What the read callback returns instead of this process's memory.
 struct Patch {
     uint64_t addr;
@@ -42,7 +46,7 @@ int read_self(void *ctx, uint64_t addr, void *buf, size_t len) {
     Self *s = static_cast<Self *>(ctx);
     if (addr < s->refuse_to && addr + len > s->refuse_from)
         return -1;
-    memcpy(buf, reinterpret_cast<const void *>(addr), len);
+    memcpy(buf, reinterpret_cast<const void *>(static_cast<uintptr_t>(addr)), len);
     for (const Patch &p : s->patches)
         for (size_t i = 0; i < p.bytes.size(); i++)
             if (p.addr + i >= addr && p.addr + i < addr + len)
@@ -52,12 +56,12 @@ int read_self(void *ctx, uint64_t addr, void *buf, size_t len) {
 
 template <typename T>
 Patch patch(const T *where, T value) {
-    Patch p{reinterpret_cast<uint64_t>(where), std::vector<uint8_t>(sizeof(T))};
+    Patch p{address(where), std::vector<uint8_t>(sizeof(T))};
     memcpy(p.bytes.data(), &value, sizeof(T));
     return p;
 }
 
-uint64_t desc_addr() { return reinterpret_cast<uint64_t>(&arenalloc_debug_descriptor); }
+uint64_t desc_addr() { return address(&arenalloc_debug_descriptor); }
 
 aa_walker *open_walker(Self *self) {
     char err[256] = "";
@@ -204,44 +208,44 @@ ATF_TEST_CASE_BODY(walker__find)
     aa_walker *w = open_walker(&self);
     aa_find_result r;
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(small + 7), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(small + 7), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_ALLOCATED});
-    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(small));
+    ATF_REQUIRE_EQ(r.region_start, address(small));
     ATF_REQUIRE_EQ(r.offset, 7u);
     ATF_REQUIRE_EQ(r.size, aa_usable_size(small));
     ATF_REQUIRE_EQ(r.size_class, size_to_class(100));
-    ATF_REQUIRE_EQ(r.chunk, reinterpret_cast<uint64_t>(chunk_containing(small)));
+    ATF_REQUIRE_EQ(r.chunk, address(chunk_containing(small)));
     ATF_REQUIRE_EQ(r.arena_index, 0u);
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(cached), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(cached), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_TCACHE});
-    ATF_REQUIRE_EQ(r.tcache, reinterpret_cast<uint64_t>(tls_thread_state.tcache));
+    ATF_REQUIRE_EQ(r.tcache, address(tls_thread_state.tcache));
     ATF_REQUIRE_EQ(std::string(aa_walker_state_name(r.state)), "in a thread cache");
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(flushed + 1), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(flushed + 1), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_FREE});
-    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(flushed));
+    ATF_REQUIRE_EQ(r.region_start, address(flushed));
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(large + 5000), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(large + 5000), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_ALLOCATED});
-    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(large));
+    ATF_REQUIRE_EQ(r.region_start, address(large));
     ATF_REQUIRE_EQ(r.size, aa_usable_size(large));
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(huge + 100000), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(huge + 100000), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_HUGE});
-    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(huge));
+    ATF_REQUIRE_EQ(r.region_start, address(huge));
     ATF_REQUIRE_EQ(r.size, aa_usable_size(huge));
 
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(chunk_containing(small)), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(chunk_containing(small)), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_HEADER});
 
     int on_stack = 0;
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(&on_stack), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(&on_stack), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_NOT_HEAP});
-    char *text = aa_walker_find_report(w, reinterpret_cast<uint64_t>(&on_stack), 0);
+    char *text = aa_walker_find_report(w, address(&on_stack), 0);
     ATF_REQUIRE(std::string(text).find("not in any arenalloc chunk") != std::string::npos);
     aa_walker_free_string(text);
-    text = aa_walker_find_report(w, reinterpret_cast<uint64_t>(cached), 0);
+    text = aa_walker_find_report(w, address(cached), 0);
     ATF_REQUIRE_MSG(std::string(text).find("; in a thread cache") != std::string::npos, text);
     aa_walker_free_string(text);
 
@@ -249,7 +253,7 @@ ATF_TEST_CASE_BODY(walker__find)
     struct Seen {
         uint64_t chunk, small;
         bool chunk_seen = false, run_seen = false;
-    } seen{reinterpret_cast<uint64_t>(chunk_containing(small)), reinterpret_cast<uint64_t>(small)};
+    } seen{address(chunk_containing(small)), address(small)};
     ATF_REQUIRE_EQ(aa_walker_chunks(w, [](void *ctx, const aa_chunk_info *c) {
         Seen *s = static_cast<Seen *>(ctx);
         s->chunk_seen |= c->address == s->chunk;
@@ -416,13 +420,13 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     std::vector<std::string> f = verify(w);
     ATF_REQUIRE_MSG(f.empty(), joined(f));
     aa_find_result r;
-    ATF_REQUIRE_EQ(aa_walker_find(w, reinterpret_cast<uint64_t>(cached) + 100, &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(w, address(cached) + 100, &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_TCACHE});
-    ATF_REQUIRE_EQ(r.tcache, reinterpret_cast<uint64_t>(tc));
-    ATF_REQUIRE_EQ(r.region_start, reinterpret_cast<uint64_t>(cached));
+    ATF_REQUIRE_EQ(r.tcache, address(tc));
+    ATF_REQUIRE_EQ(r.region_start, address(cached));
     ATF_REQUIRE_EQ(r.size_class, uint64_t{cls});
     ATF_REQUIRE_EQ(r.size, uint64_t{class_to_size(cls)});
-    char *text = aa_walker_find_report(w, reinterpret_cast<uint64_t>(cached), 0);
+    char *text = aa_walker_find_report(w, address(cached), 0);
     ATF_REQUIRE_MSG(std::string(text).find("large block") != std::string::npos &&
                         std::string(text).find("; in a thread cache") != std::string::npos,
                     text);
@@ -449,7 +453,7 @@ ATF_TEST_CASE_BODY(walker__cached_large_blocks)
     ATF_REQUIRE_EQ(t.tcache_regions - old_t.tcache_regions, large_blocks);
     f = verify(old);
     ATF_REQUIRE_MSG(f.empty(), joined(f));
-    ATF_REQUIRE_EQ(aa_walker_find(old, reinterpret_cast<uint64_t>(cached), &r), 0);
+    ATF_REQUIRE_EQ(aa_walker_find(old, address(cached), &r), 0);
     ATF_REQUIRE_EQ(r.state, uint64_t{AA_STATE_ALLOCATED});
     aa_walker_close(old);
     char err[256];
@@ -466,12 +470,20 @@ ATF_TEST_CASE_BODY(walker__bad_descriptor)
     Self self;
     char err[256];
     static const uint64_t not_a_descriptor[8] = {1, 2, 3};
-    ATF_REQUIRE(aa_walker_open(read_self, &self, reinterpret_cast<uint64_t>(not_a_descriptor),
+    ATF_REQUIRE(aa_walker_open(read_self, &self, address(not_a_descriptor),
                                err, sizeof(err)) == nullptr);
     ATF_REQUIRE_MSG(std::string(err).find("no arenalloc debug descriptor") != std::string::npos, err);
     self.patches = {patch(&arenalloc_debug_descriptor.version, 99u)};
     ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
     ATF_REQUIRE_MSG(std::string(err).find("version 99") != std::string::npos, err);
+    // The byte order comes from the magic: a mark that disagrees, or
+    // pointers neither 4 nor 8 bytes, are refused.
+    self.patches = {patch(&arenalloc_debug_descriptor.byte_order, 0x04030201u)};
+    ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
+    ATF_REQUIRE_MSG(std::string(err).find("disagrees with its magic") != std::string::npos, err);
+    self.patches = {patch(&arenalloc_debug_descriptor.pointer_size, 16u)};
+    ATF_REQUIRE(aa_walker_open(read_self, &self, desc_addr(), err, sizeof(err)) == nullptr);
+    ATF_REQUIRE_MSG(std::string(err).find("pointers are 16 bytes") != std::string::npos, err);
     self.patches = {};
     self.refuse_from = desc_addr();
     self.refuse_to = desc_addr() + 1;
@@ -487,7 +499,7 @@ ATF_TEST_CASE_BODY(walker__unreadable_memory)
     aa_walker *w = open_walker(&self);
     // The first chunk cannot be read: verify says so, the totals (from
     // metadata memory) are still there.
-    uint64_t chunk = reinterpret_cast<uint64_t>(chunk_containing(heap[1]));
+    uint64_t chunk = address(chunk_containing(heap[1]));
     self.refuse_from = chunk;
     self.refuse_to = chunk + 4096;
     ATF_REQUIRE_EQ(aa_walker_verify(w, nullptr, nullptr), -1);

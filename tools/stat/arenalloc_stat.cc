@@ -6,8 +6,9 @@
 // A PID is stopped (every thread, with ptrace) while it is read, then
 // released.  A core file is read with the files it names (NT_FILE): the
 // library's symbol table gives the descriptor's address even when the
-// library is stripped.  Exit status: 0, 1 when --verify found problems,
-// 2 when the target could not be read.
+// library is stripped.  The target may be of another architecture (32- or
+// 64-bit, either byte order).  Exit status: 0, 1 when --verify found
+// problems, 2 when the target could not be read.
 #include <unistd.h>
 
 #include <cctype>
@@ -33,7 +34,8 @@ void usage(FILE *f) {
             "  --verify   check the heap's invariants; ends with \"heap OK\" or what is wrong\n"
             "  --json     JSON instead of text\n"
             "  --lib PATH read the descriptor's symbol from PATH (the library the target\n"
-            "             mapped, when it has moved since)\n");
+            "             mapped, when it has moved since, or when the core names no\n"
+            "             mapped files, as qemu-user's do)\n");
 }
 
 int read_target(void *ctx, uint64_t addr, void *buf, size_t len) {

@@ -1,4 +1,7 @@
 // target.cc — live processes, core files, and the descriptor's address.
+// Offsets into /proc/PID/mem are addresses, past 2 GiB in a 32-bit
+// process: off_t must be 64 bits even where the tool itself is 32-bit.
+#define _FILE_OFFSET_BITS 64
 #include "target.h"
 
 #include <dirent.h>
@@ -18,6 +21,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "debug_descriptor.h"
+#include "elf_layout.h"
 
 namespace aastat {
 
@@ -55,72 +61,87 @@ bool read_file(const std::string &path, std::vector<uint8_t> *out) {
     return ok;
 }
 
-// An ELF64 little-endian file in memory.
+// An ELF file (a library or program) in memory, of either class and
+// byte order.
 struct Elf {
     std::vector<uint8_t> data;
-    const Elf64_Ehdr *eh() const { return reinterpret_cast<const Elf64_Ehdr *>(data.data()); }
+    ElfHeader h;
 
     bool load(const std::string &path, std::string *err) {
         if (!read_file(path, &data)) {
             *err = "cannot read " + path + ": " + strerror(errno);
             return false;
         }
-        if (data.size() < sizeof(Elf64_Ehdr) || memcmp(data.data(), ELFMAG, SELFMAG) != 0) {
-            *err = path + " is not an ELF file";
-            return false;
-        }
-        if (eh()->e_ident[EI_CLASS] != ELFCLASS64 || eh()->e_ident[EI_DATA] != ELFDATA2LSB) {
-            *err = path + " is not a 64-bit little-endian ELF file (unsupported)";
+        std::string why;
+        if (!decode_elf_header(data.data(), data.size(), &h, &why)) {
+            *err = path + (why == "not ELF" ? " is not an ELF file" : " is " + why);
             return false;
         }
         return true;
     }
-    template <typename T>
-    const T *at(uint64_t off, uint64_t count = 1) const {
-        if (off > data.size() || count * sizeof(T) > data.size() - off)
+    // count records of size bytes at file offset off, or nullptr.
+    const uint8_t *at(uint64_t off, uint64_t count, size_t size) const {
+        if (off > data.size() || count > (data.size() - off) / size)
             return nullptr;
-        return reinterpret_cast<const T *>(data.data() + off);
+        return data.data() + off;
     }
-    const Elf64_Phdr *phdrs() const { return at<Elf64_Phdr>(eh()->e_phoff, eh()->e_phnum); }
-    const Elf64_Shdr *shdrs() const { return at<Elf64_Shdr>(eh()->e_shoff, eh()->e_shnum); }
+    const uint8_t *phdrs() const {
+        return h.phentsize == elf_segment_size(h) ? at(h.phoff, h.phnum, h.phentsize) : nullptr;
+    }
+    const uint8_t *shdrs() const {
+        return h.shentsize == elf_section_size(h) ? at(h.shoff, h.shnum, h.shentsize) : nullptr;
+    }
+    ElfSection section(const uint8_t *sh, unsigned i) const {
+        return decode_elf_section(h, sh + size_t{i} * h.shentsize);
+    }
 
     // The symbol's value in the file's address space, or 0.
     uint64_t symbol(const char *name) const {
-        const Elf64_Shdr *sh = shdrs();
+        const uint8_t *sh = shdrs();
         if (sh == nullptr)
             return 0;
+        size_t sym_size = elf_symbol_size(h);
         for (unsigned pass = 0; pass < 2; pass++) {
             uint32_t want = pass == 0 ? SHT_DYNSYM : SHT_SYMTAB;
-            for (unsigned i = 0; i < eh()->e_shnum; i++) {
-                if (sh[i].sh_type != want || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
-                    sh[i].sh_link >= eh()->e_shnum)
+            for (unsigned i = 0; i < h.shnum; i++) {
+                ElfSection table = section(sh, i);
+                if (table.type != want || table.entsize != sym_size || table.link >= h.shnum)
                     continue;
-                const Elf64_Shdr &strs = sh[sh[i].sh_link];
-                uint64_t n = sh[i].sh_size / sizeof(Elf64_Sym);
-                const Elf64_Sym *syms = at<Elf64_Sym>(sh[i].sh_offset, n);
+                ElfSection strs = section(sh, table.link);
+                uint64_t n = table.size / sym_size;
+                const uint8_t *syms = at(table.offset, n, sym_size);
                 if (syms == nullptr)
                     continue;
                 for (uint64_t k = 0; k < n; k++) {
-                    if (syms[k].st_name >= strs.sh_size || syms[k].st_shndx == SHN_UNDEF)
+                    ElfSymbol sym = decode_elf_symbol(h, syms + k * sym_size);
+                    if (sym.name >= strs.size || sym.shndx == SHN_UNDEF)
                         continue;
-                    const char *s = at<char>(strs.sh_offset + syms[k].st_name);
-                    size_t room = strs.sh_size - syms[k].st_name;
+                    const char *s = reinterpret_cast<const char *>(at(strs.offset + sym.name, 1, 1));
+                    size_t room = strs.size - sym.name;
                     if (s != nullptr && strnlen(s, room) < room && strcmp(s, name) == 0)
-                        return syms[k].st_value;
+                        return sym.value;
                 }
             }
         }
         return 0;
     }
 
+    std::vector<ElfSegment> loads() const {
+        std::vector<ElfSegment> out;
+        const uint8_t *ph = phdrs();
+        for (unsigned i = 0; ph != nullptr && i < h.phnum; i++) {
+            ElfSegment seg = decode_elf_segment(h, ph + size_t{i} * h.phentsize);
+            if (seg.type == PT_LOAD)
+                out.push_back(seg);
+        }
+        return out;
+    }
+
     // Virtual address that file offset 0 is loaded at, relative to the
     // load base (the first PT_LOAD's page-aligned address).
     uint64_t first_load_vaddr() const {
-        const Elf64_Phdr *ph = phdrs();
-        for (unsigned i = 0; ph != nullptr && i < eh()->e_phnum; i++)
-            if (ph[i].p_type == PT_LOAD)
-                return ph[i].p_vaddr - ph[i].p_offset;
-        return 0;
+        std::vector<ElfSegment> l = loads();
+        return l.empty() ? 0 : l[0].vaddr - l[0].offset;
     }
 };
 
@@ -262,37 +283,72 @@ class Core : public Target {
         struct stat st;
         fstat(fd_, &st);
         size_ = static_cast<uint64_t>(st.st_size);
-        Elf64_Ehdr eh;
-        if (!pread_all(fd_, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-            *err = path + " is neither a process id nor an ELF core file";
+        uint8_t head[kElfHeaderMax];
+        size_t head_len = static_cast<size_t>(std::min<uint64_t>(size_, sizeof(head)));
+        std::string why;
+        if (!pread_all(fd_, head, head_len, 0) ||
+            !decode_elf_header(head, head_len, &eh_, &why)) {
+            *err = why.empty() || why == "not ELF"
+                       ? path + " is neither a process id nor an ELF core file"
+                       : path + " is " + why;
             return false;
         }
-        if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-            eh.e_type != ET_CORE) {
-            *err = path + " is not a 64-bit little-endian ELF core file";
+        if (eh_.type != ET_CORE) {
+            *err = path + " is not an ELF core file";
             return false;
         }
-        std::vector<Elf64_Phdr> ph(eh.e_phnum);
-        if (!pread_all(fd_, ph.data(), ph.size() * sizeof(Elf64_Phdr), eh.e_phoff)) {
+        size_t ph_size = elf_segment_size(eh_);
+        std::vector<uint8_t> raw(size_t{eh_.phnum} * ph_size);
+        if (eh_.phentsize != ph_size || !pread_all(fd_, raw.data(), raw.size(), eh_.phoff)) {
             *err = path + ": truncated program headers";
             return false;
         }
+        std::vector<ElfSegment> ph;
+        for (unsigned i = 0; i < eh_.phnum; i++)
+            ph.push_back(decode_elf_segment(eh_, raw.data() + size_t{i} * ph_size));
         uint64_t needed = 0;
-        for (const Elf64_Phdr &p : ph)
-            needed = std::max<uint64_t>(needed, p.p_offset + p.p_filesz);
-        for (const Elf64_Phdr &p : ph) {
-            if (p.p_type == PT_LOAD)
+        for (const ElfSegment &p : ph)
+            needed = std::max<uint64_t>(needed, p.offset + p.filesz);
+        for (const ElfSegment &p : ph) {
+            if (p.type == PT_LOAD)
                 loads_.push_back(p);
-            else if (p.p_type == PT_NOTE)
+            else if (p.type == PT_NOTE)
                 read_notes(p);
         }
-        if (maps_.empty() && needed > size_)
+        if (maps_.empty() && needed > size_) {
             *err = path + " is truncated (" + std::to_string(size_) + " of " +
                    std::to_string(needed) + " bytes): its notes, which say where the "
                    "library was mapped, are lost";
-        else if (maps_.empty())
-            *err = path + ": no NT_FILE note (the core does not say which files were mapped)";
-        return !maps_.empty();
+            return false;
+        }
+        return true;
+    }
+
+    void add_mapping(const Mapping &m) override { maps_.push_back(m); }
+
+    // A core without NT_FILE (qemu-user writes none) does not say where
+    // the library was mapped, but holds its data: the descriptor is found
+    // by its head (the magic, then at 16 the byte order mark, in the
+    // core's order) at a 4-byte boundary of a segment the core holds.
+    uint64_t find_descriptor_in_memory() override {
+        const size_t kBlock = size_t{1} << 20;
+        std::vector<uint8_t> buf;
+        for (const ElfSegment &p : loads_) {
+            if (p.offset + p.filesz > size_)
+                continue;
+            // Blocks overlap by a head's length, so no head is cut.
+            for (uint64_t at = 0; at + 24 <= p.filesz; at += kBlock) {
+                size_t n = static_cast<size_t>(std::min<uint64_t>(kBlock + 24, p.filesz - at));
+                buf.resize(n);
+                if (!pread_all(fd_, buf.data(), n, p.offset + at))
+                    break;
+                for (size_t i = 0; i + 24 <= n && i < kBlock; i += 4)
+                    if (eh_.fmt.load(buf.data() + i, 8) == ARENALLOC_DEBUG_MAGIC &&
+                        eh_.fmt.load(buf.data() + i + 16, 4) == ARENALLOC_DEBUG_BYTE_ORDER)
+                        return p.vaddr + at + i;
+            }
+        }
+        return 0;
     }
 
     int read(uint64_t addr, void *buf, size_t len) override {
@@ -311,42 +367,46 @@ class Core : public Target {
     std::string describe() const override { return "core file " + path_; }
 
   private:
-    void read_notes(const Elf64_Phdr &p) {
-        if (p.p_filesz > (64u << 20))
+    void read_notes(const ElfSegment &p) {
+        if (p.filesz > (64u << 20))
             return;
-        std::vector<uint8_t> n(p.p_filesz);
-        if (!pread_all(fd_, n.data(), n.size(), p.p_offset))
+        std::vector<uint8_t> n(p.filesz);
+        if (!pread_all(fd_, n.data(), n.size(), p.offset))
             return;
+        // A note's header is three 4-byte words in either class.
         size_t off = 0;
-        while (off + sizeof(Elf64_Nhdr) <= n.size()) {
-            Elf64_Nhdr nh;
-            memcpy(&nh, n.data() + off, sizeof(nh));
-            size_t name_off = off + sizeof(nh);
-            size_t desc_off = name_off + ((nh.n_namesz + 3) & ~3u);
-            size_t next = desc_off + ((nh.n_descsz + 3) & ~3u);
+        while (off + 12 <= n.size()) {
+            uint32_t namesz = static_cast<uint32_t>(eh_.fmt.load(n.data() + off, 4));
+            uint32_t descsz = static_cast<uint32_t>(eh_.fmt.load(n.data() + off + 4, 4));
+            uint32_t type = static_cast<uint32_t>(eh_.fmt.load(n.data() + off + 8, 4));
+            size_t name_off = off + 12;
+            size_t desc_off = name_off + ((uint64_t{namesz} + 3) & ~uint64_t{3});
+            size_t next = desc_off + ((uint64_t{descsz} + 3) & ~uint64_t{3});
             if (next > n.size() || desc_off > n.size())
                 break;
-            if (nh.n_type == NT_FILE && nh.n_descsz >= 16)
-                parse_nt_file(n.data() + desc_off, nh.n_descsz);
+            if (type == NT_FILE && descsz >= 2 * eh_.fmt.word_size)
+                parse_nt_file(n.data() + desc_off, descsz);
             off = next;
         }
     }
 
-    // NT_FILE: count, page size, count x (start, end, page offset), names.
+    // NT_FILE, in words of the core's class: count, page size, count x
+    // (start, end, page offset), names.
     void parse_nt_file(const uint8_t *p, size_t len) {
-        uint64_t count, page;
-        memcpy(&count, p, 8);
-        memcpy(&page, p + 8, 8);
-        if (count > len / 24)
+        uint32_t w = eh_.fmt.word_size;
+        uint64_t count = eh_.fmt.load_word(p);
+        uint64_t page = eh_.fmt.load_word(p + w);
+        if (count > len / (3 * w))
             return;
-        const uint8_t *names = p + 16 + count * 24;
+        const uint8_t *entries = p + 2 * w;
+        const uint8_t *names = entries + count * 3 * w;
         const uint8_t *end = p + len;
         for (uint64_t i = 0; i < count && names < end; i++) {
-            uint64_t v[3];
-            memcpy(v, p + 16 + i * 24, 24);
+            const uint8_t *e = entries + i * 3 * w;
             size_t nl = strnlen(reinterpret_cast<const char *>(names), end - names);
-            Mapping m{v[0], v[1], v[2] * page, std::string(reinterpret_cast<const char *>(names), nl),
-                      ""};
+            Mapping m{eh_.fmt.load_word(e), eh_.fmt.load_word(e + w),
+                      eh_.fmt.load_word(e + 2 * w) * page,
+                      std::string(reinterpret_cast<const char *>(names), nl), ""};
             m.open_path = m.path;
             maps_.push_back(m);
             names += nl + 1;
@@ -354,13 +414,13 @@ class Core : public Target {
     }
 
     size_t read_some(uint64_t addr, char *out, size_t len) {
-        for (const Elf64_Phdr &p : loads_) {
-            if (addr < p.p_vaddr || addr - p.p_vaddr >= p.p_memsz)
+        for (const ElfSegment &p : loads_) {
+            if (addr < p.vaddr || addr - p.vaddr >= p.memsz)
                 continue;
-            uint64_t rel = addr - p.p_vaddr;
-            if (rel < p.p_filesz && p.p_offset + p.p_filesz <= size_) {
-                size_t n = static_cast<size_t>(std::min<uint64_t>(len, p.p_filesz - rel));
-                return pread_all(fd_, out, n, p.p_offset + rel) ? n : 0;
+            uint64_t rel = addr - p.vaddr;
+            if (rel < p.filesz && p.offset + p.filesz <= size_) {
+                size_t n = static_cast<size_t>(std::min<uint64_t>(len, p.filesz - rel));
+                return pread_all(fd_, out, n, p.offset + rel) ? n : 0;
             }
             break;  // in a segment whose contents the core left out
         }
@@ -389,7 +449,8 @@ class Core : public Target {
     std::string path_;
     int fd_ = -1;
     uint64_t size_ = 0;
-    std::vector<Elf64_Phdr> loads_;
+    ElfHeader eh_;
+    std::vector<ElfSegment> loads_;
     std::vector<Mapping> maps_;
     std::map<std::string, int> files_;
 };
@@ -414,8 +475,43 @@ Target *open_core(const std::string &path, std::string *err) {
     return c;
 }
 
+namespace {
+
+// A core that names no mapped file: the library, named by --lib, gives the
+// descriptor's place in the file, and the descriptor found in memory where
+// the file was loaded; the file then stands in for the memory the core
+// left out (its read-only segments).
+uint64_t find_descriptor_unnamed(Target &t, const std::string &library, std::string *err,
+                                 std::string *found_in) {
+    if (library.empty()) {
+        *err = "the core names no mapped file (no NT_FILE note: qemu-user writes none); "
+               "name the library with --lib";
+        return 0;
+    }
+    Elf elf;
+    if (!elf.load(library, err))
+        return 0;
+    uint64_t value = elf.symbol(kSymbol);
+    uint64_t at = t.find_descriptor_in_memory();
+    if (value == 0 || at == 0) {
+        *err = value == 0 ? library + " does not define " + kSymbol
+                          : "no arenalloc debug descriptor in the core's memory";
+        return 0;
+    }
+    uint64_t base = elf.h.type == ET_DYN ? at - value : 0;
+    for (const ElfSegment &seg : elf.loads())
+        t.add_mapping(Mapping{base + seg.vaddr, base + seg.vaddr + seg.filesz, seg.offset,
+                              library, library});
+    *found_in = library;
+    return at;
+}
+
+}  // namespace
+
 uint64_t find_descriptor(Target &t, const std::string &library, std::string *err,
                          std::string *found_in) {
+    if (t.mappings().empty())
+        return find_descriptor_unnamed(t, library, err, found_in);
     // Candidate files: the one named, else every mapped file, those whose
     // name mentions arenalloc first.
     std::vector<std::string> paths;
@@ -454,7 +550,7 @@ uint64_t find_descriptor(Target &t, const std::string &library, std::string *err
         uint64_t value = elf.symbol(kSymbol);
         if (value == 0)
             continue;
-        uint64_t base = elf.eh()->e_type == ET_DYN ? first->start - elf.first_load_vaddr() : 0;
+        uint64_t base = elf.h.type == ET_DYN ? first->start - elf.first_load_vaddr() : 0;
         *found_in = p;
         return base + value;
     }

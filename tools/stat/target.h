@@ -27,6 +27,11 @@ class Target {
     virtual int read(uint64_t addr, void *buf, size_t len) = 0;
     virtual const std::vector<Mapping> &mappings() const = 0;
     virtual std::string describe() const = 0;
+    // For a core that names no mapped files: where the debug descriptor
+    // lies, found by its contents in the memory the core holds (0: none),
+    // and a file mapped there, named by the user.
+    virtual uint64_t find_descriptor_in_memory() { return 0; }
+    virtual void add_mapping(const Mapping &) {}
 };
 
 // Attaches to every thread of pid (each stopped until the object is
@@ -38,8 +43,10 @@ Target *open_core(const std::string &path, std::string *err);
 
 // The address of arenalloc_debug_descriptor in the target: looked up in
 // library (when not empty) or in each mapped file, in the dynamic symbol
-// table (or the full one), relocated by the file's load base.  0 with a
-// reason in err.
+// table (or the full one), relocated by the file's load base.  In a core
+// that names no mapped file, library must be given: the descriptor is
+// found in memory, and library is taken as mapped where it lies.  0 with
+// a reason in err.
 uint64_t find_descriptor(Target &t, const std::string &library, std::string *err,
                          std::string *found_in);
 

@@ -16,6 +16,88 @@ namespace {
 // the descriptor).
 constexpr size_t kVersion3Size = offsetof(struct arenalloc_debug_descriptor, tcache_nclasses);
 
+// The descriptor as runs of same-width fields, in order: a reader of
+// another byte order decodes each field where it lies.  The descriptor
+// has fixed-width fields and no padding (checked below), so it lies the
+// same in every ABI and this machine's offsets are the target's.
+enum class FieldKind { kU32, kU64, kBytes, kVar };
+struct DescriptorRun {
+    size_t begin, end;
+    FieldKind kind;
+};
+
+#define AA_DESC_AT(m) offsetof(struct arenalloc_debug_descriptor, m)
+constexpr DescriptorRun kDescriptorRuns[] = {
+    {AA_DESC_AT(magic), AA_DESC_AT(version), FieldKind::kU64},
+    {AA_DESC_AT(version), AA_DESC_AT(layout_hash), FieldKind::kU32},
+    {AA_DESC_AT(layout_hash), AA_DESC_AT(package_version), FieldKind::kU64},
+    {AA_DESC_AT(package_version), AA_DESC_AT(page_size), FieldKind::kBytes},
+    {AA_DESC_AT(page_size), AA_DESC_AT(initialized), FieldKind::kU64},
+    {AA_DESC_AT(initialized), AA_DESC_AT(registry.lg_granule), FieldKind::kVar},
+    {AA_DESC_AT(registry.lg_granule), AA_DESC_AT(registry.tag_chunk), FieldKind::kU32},
+    {AA_DESC_AT(registry.tag_chunk), AA_DESC_AT(mutex), FieldKind::kU64},
+    {AA_DESC_AT(mutex), AA_DESC_AT(chunk.page_map_entry_size), FieldKind::kU32},
+    {AA_DESC_AT(chunk.page_map_entry_size), AA_DESC_AT(run), FieldKind::kU64},
+    {AA_DESC_AT(run), AA_DESC_AT(tcache_nclasses), FieldKind::kU32},
+    {AA_DESC_AT(tcache_nclasses), sizeof(struct arenalloc_debug_descriptor), FieldKind::kU64},
+};
+#undef AA_DESC_AT
+
+constexpr size_t field_width(FieldKind k) {
+    return k == FieldKind::kU32 ? 4 : k == FieldKind::kU64 ? 8 : k == FieldKind::kVar ? 16 : 1;
+}
+
+// The runs cover the descriptor end to end, each a whole number of its
+// fields: no member is left undecoded and none is padded.
+constexpr bool runs_cover_descriptor() {
+    size_t at = 0;
+    for (const DescriptorRun &r : kDescriptorRuns) {
+        if (r.begin != at || r.end <= r.begin || (r.end - r.begin) % field_width(r.kind) != 0)
+            return false;
+        at = r.end;
+    }
+    return at == sizeof(struct arenalloc_debug_descriptor);
+}
+static_assert(runs_cover_descriptor(), "kDescriptorRuns must follow the descriptor's members");
+static_assert(sizeof(aa_debug_var) == 16 && sizeof(aa_debug_field) == 8,
+              "an address slot is 8 bytes, a field layout two uint32_t");
+
+template <typename T>
+void store(uint8_t *to, uint64_t v) {
+    T t = static_cast<T>(v);
+    memcpy(to, &t, sizeof(t));
+}
+
+// Decodes the first len bytes of a target's descriptor, raw, into *out
+// (this machine's order; what len does not reach stays zero).  An address
+// slot holds a target pointer in its first word_size bytes.
+void decode_descriptor(const uint8_t *raw, size_t len, const TargetFormat &f,
+                       struct arenalloc_debug_descriptor *out) {
+    memset(out, 0, sizeof(*out));
+    uint8_t *to = reinterpret_cast<uint8_t *>(out);
+    for (const DescriptorRun &r : kDescriptorRuns) {
+        size_t width = field_width(r.kind);
+        for (size_t at = r.begin; at + width <= r.end && at + width <= len; at += width) {
+            switch (r.kind) {
+            case FieldKind::kU32:
+                store<uint32_t>(to + at, f.load(raw + at, 4));
+                break;
+            case FieldKind::kU64:
+                store<uint64_t>(to + at, f.load(raw + at, 8));
+                break;
+            case FieldKind::kBytes:
+                to[at] = raw[at];
+                break;
+            case FieldKind::kVar:
+                store<uint64_t>(to + at + offsetof(aa_debug_var, addr), f.load_word(raw + at));
+                store<uint64_t>(to + at + offsetof(aa_debug_var, size),
+                                f.load(raw + at + offsetof(aa_debug_var, size), 8));
+                break;
+            }
+        }
+    }
+}
+
 }  // namespace
 
 // --- reading -----------------------------------------------------------------
@@ -29,13 +111,25 @@ void aa_walker::read(uint64_t addr, void *buf, size_t len) {
 
 uint64_t aa_walker::read_u(uint64_t addr, uint32_t size) {
     uint8_t buf[8] = {};
-    read(addr, buf, size > 8 ? 8 : size);
-    return load(buf, size);
+    uint32_t n = size > 8 ? 8 : size;
+    read(addr, buf, n);
+    return fmt.load(buf, n);
+}
+
+// count target pointers from addr.
+std::vector<uint64_t> aa_walker::read_words(uint64_t addr, uint64_t count) {
+    std::vector<uint8_t> raw(count * fmt.word_size);
+    read(addr, raw.data(), raw.size());
+    std::vector<uint64_t> out(count);
+    for (uint64_t i = 0; i < count; i++)
+        out[i] = fmt.load_word(raw.data() + i * fmt.word_size);
+    return out;
 }
 
 Obj aa_walker::obj(uint64_t addr, size_t size) {
     Obj o;
     o.addr = addr;
+    o.fmt = fmt;
     o.b.resize(size);
     read(addr, o.b.data(), size);
     return o;
@@ -51,28 +145,33 @@ bool aa_walker::open() {
     return true;
 }
 
-// The descriptor's fixed head: magic, version, size, byte order, pointer
-// size.
+// The descriptor's fixed head: magic (which also gives the byte order),
+// version, size, byte order mark, pointer size.
 bool aa_walker::check_descriptor_head() {
     uint8_t head[24];
     if (read_fn(ctx, desc_addr, head, sizeof(head)) != 0) {
         error = format("cannot read the arenalloc debug descriptor at %s", hex(desc_addr).c_str());
         return false;
     }
-    uint64_t magic = load(head, 8);
-    uint32_t version = static_cast<uint32_t>(load(head + 8, 4));
-    uint32_t size = static_cast<uint32_t>(load(head + 12, 4));
-    uint32_t order = static_cast<uint32_t>(load(head + 16, 4));
-    uint32_t psize = static_cast<uint32_t>(load(head + 20, 4));
-    if (magic != ARENALLOC_DEBUG_MAGIC) {
+    if (!TargetFormat::order_of(head, ARENALLOC_DEBUG_MAGIC, &fmt.big_endian)) {
         error = format("no arenalloc debug descriptor at %s (wrong magic: not arenalloc, or "
                        "not this version of its debug interface)", hex(desc_addr).c_str());
         return false;
     }
-    if (order != ARENALLOC_DEBUG_BYTE_ORDER || psize != 8) {
-        error = "the target is not a 64-bit little-endian arenalloc (unsupported)";
+    uint32_t version = static_cast<uint32_t>(fmt.load(head + 8, 4));
+    uint32_t size = static_cast<uint32_t>(fmt.load(head + 12, 4));
+    uint32_t order = static_cast<uint32_t>(fmt.load(head + 16, 4));
+    uint32_t psize = static_cast<uint32_t>(fmt.load(head + 20, 4));
+    if (order != ARENALLOC_DEBUG_BYTE_ORDER) {
+        error = format("arenalloc debug descriptor: byte order mark %#x disagrees with its magic",
+                       order);
         return false;
     }
+    if (psize != 4 && psize != 8) {
+        error = format("the target's pointers are %u bytes; this walker reads 4 and 8", psize);
+        return false;
+    }
+    fmt.word_size = psize;
     // Version 3 differs only in what TCacheBin's last field counts,
     // which this walker does not read.
     if (version != ARENALLOC_DEBUG_VERSION && version != 3) {
@@ -95,11 +194,13 @@ bool aa_walker::check_descriptor_head() {
 // The whole descriptor (as much of it as the target's holds).
 bool aa_walker::read_descriptor() {
     uint32_t size = desc_size;
-    memset(&d, 0, sizeof(d));
-    if (read_fn(ctx, desc_addr, &d, size < sizeof(d) ? size : sizeof(d)) != 0) {
+    uint8_t raw[sizeof(d)];
+    size_t len = size < sizeof(d) ? size : sizeof(d);
+    if (read_fn(ctx, desc_addr, raw, len) != 0) {
         error = format("cannot read the arenalloc debug descriptor at %s", hex(desc_addr).c_str());
         return false;
     }
+    decode_descriptor(raw, len, fmt, &d);
     d.package_version[sizeof(d.package_version) - 1] = '\0';
     // Without the field (a library from before large classes were
     // cached), a cache holds the small classes only.
@@ -131,7 +232,7 @@ bool aa_walker::read_globals() {
         large_max = geo.get(d.chunk_geometry_layout.large_max);
         Obj table = obj(d.size_classes.addr.u64, d.size_class_table.size);
         for (uint64_t c = 0; c < d.nclasses; c++)
-            class_size.push_back(table.get_at(d.size_class_table.size_.offset + c * 8, 8));
+            class_size.push_back(table.get_at(d.size_class_table.size_.offset + c * 8, 8));  // uint64_t
         for (uint64_t b = 0; b < d.nbins; b++) {
             size_t base = d.size_class_table.bin.offset + b * d.bin_info.size;
             bin_info.push_back({static_cast<uint32_t>(table.get(d.bin_info.region_size, base)),
@@ -157,7 +258,7 @@ bool aa_walker::read_globals() {
 uint64_t aa_walker::arena_addr(unsigned i) {
     if (!initialized || i >= narenas)
         return 0;
-    return ptr(arenas_table + uint64_t{i} * 8);
+    return ptr(arenas_table + uint64_t{i} * fmt.word_size);
 }
 
 RunM aa_walker::read_run(uint64_t desc) {
@@ -175,7 +276,7 @@ RunM aa_walker::read_run(uint64_t desc) {
     m.ndirty = static_cast<uint32_t>(r.get(d.run.ndirty));
     m.next = r.get(d.run.next);
     m.dirty_next = r.get(d.run.dirty_next);
-    for (uint64_t i = 0; i < d.bitmap_words; i++)
+    for (uint64_t i = 0; i < d.bitmap_words; i++)  // uint64_t words
         m.bitmap.push_back(r.get_at(d.run.bitmap.offset + i * 8, 8));
     return m;
 }
@@ -199,8 +300,8 @@ ChunkM aa_walker::read_chunk(uint64_t addr) {
     std::vector<uint8_t> raw(chunk_npages * d.chunk.page_map_entry_size);
     read(addr + d.chunk.map.offset, raw.data(), raw.size());
     for (uint64_t p = 0; p < chunk_npages; p++)
-        c.map.push_back(load(raw.data() + p * d.chunk.page_map_entry_size,
-                             static_cast<uint32_t>(d.chunk.page_map_entry_size)));
+        c.map.push_back(fmt.load(raw.data() + p * d.chunk.page_map_entry_size,
+                                 static_cast<uint32_t>(d.chunk.page_map_entry_size)));
     read_chunk_runs(&c);
     return c;
 }
@@ -311,18 +412,11 @@ void aa_walker::read_tcache_stacks(const Obj &o, TCacheM *m) {
         uint64_t top = o.get(d.tcache_bin.top, base);
         uint64_t stack = o.get(d.tcache_bin.stack, base);
         uint64_t limit = o.get(d.tcache_bin.limit, base);
-        uint32_t max = limit >= stack ? static_cast<uint32_t>((limit - stack) / 8) : 0;
-        uint32_t count = top >= stack ? static_cast<uint32_t>((top - stack) / 8) : 0;
-        std::vector<uint64_t> entries;
+        uint32_t max = limit >= stack ? static_cast<uint32_t>((limit - stack) / fmt.word_size) : 0;
+        uint32_t count = top >= stack ? static_cast<uint32_t>((top - stack) / fmt.word_size) : 0;
         if (count > max)
             count = max;
-        if (count != 0) {
-            std::vector<uint8_t> raw(size_t{count} * 8);
-            read(stack, raw.data(), raw.size());
-            for (uint32_t k = 0; k < count; k++)
-                entries.push_back(load(raw.data() + k * 8, 8));
-        }
-        m->stacks.push_back(std::move(entries));
+        m->stacks.push_back(read_words(stack, count));
         m->max.push_back(max);
     }
 }
@@ -340,10 +434,10 @@ uint64_t aa_walker::registry_lookup(uint64_t addr) {
     if (!initialized || (addr >> d.registry.address_bits) != 0)
         return 0;
     uint64_t key = addr >> d.registry.lg_granule;
-    uint64_t leaf = ptr(d.registry.root.addr.u64 + (key >> d.registry.leaf_bits) * 8);
+    uint64_t leaf = ptr(d.registry.root.addr.u64 + (key >> d.registry.leaf_bits) * fmt.word_size);
     if (leaf == 0)
         return 0;
-    return ptr(leaf + (key & ((uint64_t{1} << d.registry.leaf_bits) - 1)) * 8);
+    return ptr(leaf + (key & ((uint64_t{1} << d.registry.leaf_bits) - 1)) * fmt.word_size);
 }
 
 uint64_t aa_walker::arena_index_of(uint64_t arena) {

@@ -325,7 +325,7 @@ private:
         uint64_t on_buckets = 0;
         std::set<uint64_t> bucketed;
         for (uint64_t c = 0; c < d_.nclasses; c++) {
-            for (uint64_t r = ar_.get_at(d_.arena.free_buckets.offset + c * 8, 8); r != 0;) {
+            for (uint64_t r = ar_.word_at(d_.arena.free_buckets.offset + c * ar_.fmt.word_size); r != 0;) {
                 if (!bucketed.insert(r).second || bucketed.size() > kListLimit) {
                     finding(format("free bucket %llu: run ", (ull)c) + hex(r) + " listed twice");
                     break;
@@ -460,10 +460,9 @@ public:
 
     void run() {
         uint64_t root_slots = uint64_t{1} << d_.registry.root_bits;
-        std::vector<uint8_t> root(root_slots * 8);
-        w_.read(d_.registry.root.addr.u64, root.data(), root.size());
+        std::vector<uint64_t> root = w_.read_words(d_.registry.root.addr.u64, root_slots);
         for (uint64_t i = 0; i < root_slots; i++) {
-            uint64_t leaf = load(root.data() + i * 8, 8);
+            uint64_t leaf = root[i];
             if (leaf != 0)
                 check_leaf(i, leaf);
         }
@@ -481,10 +480,9 @@ private:
 
     void check_leaf(uint64_t i, uint64_t leaf_addr) {
         uint64_t leaf_slots = uint64_t{1} << d_.registry.leaf_bits;
-        std::vector<uint8_t> leaf(leaf_slots * 8);
-        w_.read(leaf_addr, leaf.data(), leaf.size());
+        std::vector<uint64_t> leaf = w_.read_words(leaf_addr, leaf_slots);
         for (uint64_t j = 0; j < leaf_slots; j++) {
-            uint64_t v = load(leaf.data() + j * 8, 8);
+            uint64_t v = leaf[j];
             if (v != 0)
                 check_entry(((i << d_.registry.leaf_bits) | j) << d_.registry.lg_granule, v);
         }

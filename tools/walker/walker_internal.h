@@ -18,6 +18,7 @@
 
 #include "arenalloc_walker.h"
 #include "debug_descriptor.h"
+#include "target_format.h"
 
 // Only the C interface is exported from the walker library.
 #pragma GCC visibility push(hidden)
@@ -32,28 +33,23 @@ struct ReadError {
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string hex(uint64_t v);
 
-// A little-endian unsigned integer of size bytes at p.
-inline uint64_t load(const uint8_t *p, uint32_t size) {
-    uint64_t v = 0;
-    for (uint32_t i = 0; i < size && i < 8; i++)
-        v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return v;
-}
-
-// Bytes of one structure read from the target.
+// Bytes of one structure read from the target, decoded in its format.
 struct Obj {
     uint64_t addr = 0;
+    TargetFormat fmt;
     std::vector<uint8_t> b;
     uint64_t get(aa_debug_field f, size_t base = 0) const {
         if (base + f.offset + f.size > b.size())
             return 0;
-        return load(b.data() + base + f.offset, f.size);
+        return fmt.load(b.data() + base + f.offset, f.size);
     }
     uint64_t get_at(size_t off, uint32_t size) const {
         if (off + size > b.size())
             return 0;
-        return load(b.data() + off, size);
+        return fmt.load(b.data() + off, size);
     }
+    // The target's pointer at off.
+    uint64_t word_at(size_t off) const { return get_at(off, fmt.word_size); }
 };
 
 struct RunM {
@@ -109,7 +105,8 @@ struct __attribute__((visibility("hidden"))) aa_walker {
     void *ctx;
     uint64_t desc_addr;
     uint32_t desc_size = 0;  // what the target's descriptor says it holds
-    struct arenalloc_debug_descriptor d;
+    walker::TargetFormat fmt;  // from the descriptor's magic and pointer size
+    struct arenalloc_debug_descriptor d;  // decoded into this machine's order
     std::string error;
 
     // Fixed at open.
@@ -133,7 +130,8 @@ struct __attribute__((visibility("hidden"))) aa_walker {
     // --- decode.cc: reading (a failed read throws ReadError) ---------------
     void read(uint64_t addr, void *buf, size_t len);
     uint64_t read_u(uint64_t addr, uint32_t size);
-    uint64_t ptr(uint64_t addr) { return read_u(addr, 8); }
+    uint64_t ptr(uint64_t addr) { return read_u(addr, fmt.word_size); }
+    std::vector<uint64_t> read_words(uint64_t addr, uint64_t count);
     walker::Obj obj(uint64_t addr, size_t size);
     uint64_t var(const aa_debug_var &v) { return read_u(v.addr.u64, static_cast<uint32_t>(v.size)); }
 
