@@ -20,6 +20,7 @@ namespace {
 struct WaitingBlock {
     void *ptr = nullptr;
     size_t size = 0;  // its pages, the guard included
+    bool resident = false;  // its pages were kept (not purged)
 };
 
 // A ring: held[(next + i) % kBigQuarantineSlots] for i < count, oldest
@@ -31,6 +32,7 @@ struct BigQuarantine {
     unsigned next = 0;
     std::atomic<unsigned> count{0};
     size_t bytes = 0;
+    size_t resident = 0;  // the sum of the sizes of the blocks that kept their pages
 };
 
 BigQuarantine g_big_quarantine;
@@ -69,17 +71,23 @@ void big_quarantine_put(void *ptr, size_t usize, const char *fn) {
         if (!twice) {
             // Under the lock, so that no other free can take the block out
             // before it is protected.  Its guard page is inaccessible already.
-            (void)pages_purge(ptr, usize - kPage, true);
-            (void)pages_protect(ptr, usize, false);
             unsigned count = q.count.load(std::memory_order_relaxed);
             while (count != 0 &&
                    (count == kBigQuarantineSlots || q.bytes + usize > kBigQuarantineBytes)) {
                 out[nout++] = q.held[q.next];
                 q.bytes -= q.held[q.next].size;
+                if (q.held[q.next].resident)
+                    q.resident -= q.held[q.next].size;
                 q.next = (q.next + 1) % kBigQuarantineSlots;
                 count--;
             }
-            q.held[(q.next + count) % kBigQuarantineSlots] = {ptr, usize};
+            bool resident = q.resident + usize <= kBigQuarantineResidentBytes;
+            if (resident)
+                q.resident += usize;
+            else
+                (void)pages_purge(ptr, usize - kPage, true);
+            (void)pages_protect(ptr, usize, false);
+            q.held[(q.next + count) % kBigQuarantineSlots] = {ptr, usize, resident};
             q.bytes += usize;
             q.count.store(count + 1, std::memory_order_relaxed);
         }
@@ -117,6 +125,7 @@ void big_quarantine_drain() {
             out[nout] = q.held[(q.next + nout) % kBigQuarantineSlots];
         q.next = 0;
         q.bytes = 0;
+        q.resident = 0;
         q.count.store(0, std::memory_order_relaxed);
     }
     for (unsigned i = 0; i < nout; i++)

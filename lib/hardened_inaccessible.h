@@ -3,7 +3,8 @@
 //
 //  - Large and huge blocks in quarantine (hardened_big.cc).  free() does
 //    not give such a block back at once: its pages are purged (no resident
-//    memory) and made inaccessible, and it waits, oldest first, until the
+//    memory; the first kBigQuarantineResidentBytes waiting keep theirs)
+//    and made inaccessible, and it waits, oldest first, until the
 //    blocks behind it pass kBigQuarantineBytes (or kBigQuarantineSlots).
 //    A read or write after free faults at once, and a second free while it
 //    waits is reported.  Only then is it made accessible and freed, so a
@@ -34,6 +35,12 @@ namespace arenalloc {
 // than the budget still waits, alone, until the next big free.
 constexpr size_t kBigQuarantineBytes = size_t{32} << 20;
 constexpr unsigned kBigQuarantineSlots = 64;
+// Up to this much of the waiting blocks keeps its pages (inaccessible all
+// the same): purging costs a system call and, when the block is reused,
+// a page fault per page, which for blocks freed and asked for again at a
+// high rate costs more than the checks themselves (lib/DECISIONS.md, "S
+// keeps the thread caches").
+constexpr size_t kBigQuarantineResidentBytes = size_t{4} << 20;
 
 // Puts the live large or huge block ptr, of usize bytes with its guard
 // page, in the quarantine, and frees what leaves it; a block waiting there
