@@ -1,0 +1,146 @@
+// new_delete.cc — the replaceable global operator new and operator delete
+// of C++17 and C++20 (every form: plain, nothrow, aligned, sized) over
+// arenalloc, built as a library of its own, libarenalloc_cxx.
+//
+// Why: libstdc++'s sized and aligned delete drop the size and call free(),
+// so a delete that names the wrong size (a derived object deleted through
+// a base without a virtual destructor, new[] freed with delete) is never
+// seen.  Here the sized forms call free_sized and free_aligned_sized,
+// whose check reports a mismatch under their own name and aborts
+// (arenalloc(3), "C++").
+//
+// This is the one file of arenalloc built with exceptions and linked with
+// libstdc++ (throwing new must throw std::bad_alloc and call the
+// new-handler); libarenalloc itself stays free of the C++ runtime
+// (lib/DECISIONS.md, "C++ operators in a library of their own").  Only the
+// operators are exported (new_delete.map).
+#include <stddef.h>
+#include <stdlib.h>
+
+#include <new>
+
+#include "arenalloc.h"
+
+namespace {
+
+// new must give a distinct pointer for 0 bytes (malloc(0) may give NULL
+// under the V option); every delete that names a size must then name the
+// same request, or free_sized would compare against the wrong one.
+inline size_t request_size(size_t size) { return size != 0 ? size : 1; }
+
+inline bool is_power_of_two(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
+
+// The standard's loop: while the allocator has nothing, the new-handler
+// may free something and return (try again), throw bad_alloc, or end the
+// program; with no handler installed, bad_alloc is thrown.
+template <typename Allocate>
+void *allocate_or_throw(Allocate allocate) {
+    for (;;) {
+        void *p = allocate();
+        if (p != nullptr)
+            return p;
+        std::new_handler handler = std::get_new_handler();
+        if (handler == nullptr)
+            throw std::bad_alloc();
+        handler();
+    }
+}
+
+void *allocate_aligned_or_throw(size_t size, std::align_val_t alignment) {
+    size_t align = static_cast<size_t>(alignment);
+    // Not a power of two: no handler can make that satisfiable, so fail at
+    // once rather than loop (the standard leaves the call undefined).
+    if (!is_power_of_two(align))
+        throw std::bad_alloc();
+    size = request_size(size);
+    return allocate_or_throw([=] { return ARENALLOC_NAME(aligned_alloc)(align, size); });
+}
+
+}  // namespace
+
+void *operator new(size_t size) {
+    size = request_size(size);
+    return allocate_or_throw([=] { return ARENALLOC_NAME(malloc)(size); });
+}
+
+void *operator new(size_t size, std::align_val_t alignment) {
+    return allocate_aligned_or_throw(size, alignment);
+}
+
+// The nothrow and array forms go through the throwing single-object one, as
+// the standard's defaults do, so that a program that replaces only that
+// one gets it from all of them.
+void *operator new(size_t size, const std::nothrow_t &) noexcept {
+    try {
+        return ::operator new(size);
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+void *operator new(size_t size, std::align_val_t alignment, const std::nothrow_t &) noexcept {
+    try {
+        return ::operator new(size, alignment);
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+void *operator new[](size_t size) { return ::operator new(size); }
+
+void *operator new[](size_t size, std::align_val_t alignment) {
+    return ::operator new(size, alignment);
+}
+
+void *operator new[](size_t size, const std::nothrow_t &) noexcept {
+    try {
+        return ::operator new[](size);
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+void *operator new[](size_t size, std::align_val_t alignment, const std::nothrow_t &) noexcept {
+    try {
+        return ::operator new[](size, alignment);
+    } catch (const std::bad_alloc &) {
+        return nullptr;
+    }
+}
+
+void operator delete(void *ptr) noexcept { ARENALLOC_NAME(free)(ptr); }
+
+// free_sized and free_aligned_sized do nothing with NULL, as delete must.
+void operator delete(void *ptr, size_t size) noexcept {
+    ARENALLOC_NAME(free_sized)(ptr, request_size(size));
+}
+
+void operator delete(void *ptr, std::align_val_t) noexcept { ARENALLOC_NAME(free)(ptr); }
+
+void operator delete(void *ptr, size_t size, std::align_val_t alignment) noexcept {
+    ARENALLOC_NAME(free_aligned_sized)(ptr, static_cast<size_t>(alignment), request_size(size));
+}
+
+void operator delete(void *ptr, const std::nothrow_t &) noexcept { ::operator delete(ptr); }
+
+void operator delete(void *ptr, std::align_val_t alignment, const std::nothrow_t &) noexcept {
+    ::operator delete(ptr, alignment);
+}
+
+void operator delete[](void *ptr) noexcept { ::operator delete(ptr); }
+
+void operator delete[](void *ptr, size_t size) noexcept { ::operator delete(ptr, size); }
+
+void operator delete[](void *ptr, std::align_val_t alignment) noexcept {
+    ::operator delete(ptr, alignment);
+}
+
+void operator delete[](void *ptr, size_t size, std::align_val_t alignment) noexcept {
+    ::operator delete(ptr, size, alignment);
+}
+
+void operator delete[](void *ptr, const std::nothrow_t &) noexcept { ::operator delete(ptr); }
+
+void operator delete[](void *ptr, std::align_val_t alignment, const std::nothrow_t &) noexcept {
+    ::operator delete(ptr, alignment);
+}
