@@ -5,9 +5,14 @@
 // Why: libstdc++'s sized and aligned delete drop the size and call free(),
 // so a delete that names the wrong size (a derived object deleted through
 // a base without a virtual destructor, new[] freed with delete) is never
-// seen.  Here the sized forms call free_sized and free_aligned_sized,
-// whose check reports a mismatch under their own name and aborts
-// (arenalloc(3), "C++").
+// seen.  Here the sized forms call sdallocx, whose check (free_sized's)
+// reports a mismatch under its own name and aborts (arenalloc(3), "C++").
+//
+// Only names that arenalloc alone defines are called (mallocx, dallocx,
+// sdallocx; not malloc or free): a program linked with -larenalloc_cxx
+// -larenalloc that never calls malloc itself loses libarenalloc from its
+// own list with --as-needed, the C library is then searched first, and
+// malloc would be glibc's while the sized delete checks arenalloc's blocks.
 //
 // This is the one file of arenalloc built with exceptions and linked with
 // libstdc++ (throwing new must throw std::bad_alloc and call the
@@ -15,17 +20,16 @@
 // (lib/DECISIONS.md, "C++ operators in a library of their own").  Only the
 // operators are exported (new_delete.map).
 #include <stddef.h>
-#include <stdlib.h>
 
 #include <new>
 
-#include "arenalloc.h"
+#include "malloc_np.h"
 
 namespace {
 
-// new must give a distinct pointer for 0 bytes (malloc(0) may give NULL
-// under the V option); every delete that names a size must then name the
-// same request, or free_sized would compare against the wrong one.
+// new must give a distinct pointer for 0 bytes; every delete that names a
+// size must then name the same request, or the check would compare
+// against another one.
 inline size_t request_size(size_t size) { return size != 0 ? size : 1; }
 
 inline bool is_power_of_two(size_t n) { return n != 0 && (n & (n - 1)) == 0; }
@@ -52,15 +56,16 @@ void *allocate_aligned_or_throw(size_t size, std::align_val_t alignment) {
     // once rather than loop (the standard leaves the call undefined).
     if (!is_power_of_two(align))
         throw std::bad_alloc();
+    const int flags = MALLOCX_ALIGN(align);
     size = request_size(size);
-    return allocate_or_throw([=] { return ARENALLOC_NAME(aligned_alloc)(align, size); });
+    return allocate_or_throw([=] { return ARENALLOC_NAME(mallocx)(size, flags); });
 }
 
 }  // namespace
 
 void *operator new(size_t size) {
     size = request_size(size);
-    return allocate_or_throw([=] { return ARENALLOC_NAME(malloc)(size); });
+    return allocate_or_throw([=] { return ARENALLOC_NAME(mallocx)(size, 0); });
 }
 
 void *operator new(size_t size, std::align_val_t alignment) {
@@ -108,17 +113,19 @@ void *operator new[](size_t size, std::align_val_t alignment, const std::nothrow
     }
 }
 
-void operator delete(void *ptr) noexcept { ARENALLOC_NAME(free)(ptr); }
+// dallocx and sdallocx do nothing with NULL, as delete must.
+void operator delete(void *ptr) noexcept { ARENALLOC_NAME(dallocx)(ptr, 0); }
 
-// free_sized and free_aligned_sized do nothing with NULL, as delete must.
 void operator delete(void *ptr, size_t size) noexcept {
-    ARENALLOC_NAME(free_sized)(ptr, request_size(size));
+    ARENALLOC_NAME(sdallocx)(ptr, request_size(size), 0);
 }
 
-void operator delete(void *ptr, std::align_val_t) noexcept { ARENALLOC_NAME(free)(ptr); }
+void operator delete(void *ptr, std::align_val_t) noexcept { ARENALLOC_NAME(dallocx)(ptr, 0); }
 
+// The size is checked with the alignment new was given: the same size
+// aligned otherwise may be another size class.
 void operator delete(void *ptr, size_t size, std::align_val_t alignment) noexcept {
-    ARENALLOC_NAME(free_aligned_sized)(ptr, static_cast<size_t>(alignment), request_size(size));
+    ARENALLOC_NAME(sdallocx)(ptr, request_size(size), MALLOCX_ALIGN(static_cast<size_t>(alignment)));
 }
 
 void operator delete(void *ptr, const std::nothrow_t &) noexcept { ::operator delete(ptr); }
