@@ -8,24 +8,51 @@
 // seen.  Here the sized forms call sdallocx, whose check (free_sized's)
 // reports a mismatch under its own name and aborts (arenalloc(3), "C++").
 //
-// Only names that arenalloc alone defines are called (mallocx, dallocx,
-// sdallocx; not malloc or free): a program linked with -larenalloc_cxx
-// -larenalloc that never calls malloc itself loses libarenalloc from its
-// own list with --as-needed, the C library is then searched first, and
-// malloc would be glibc's while the sized delete checks arenalloc's blocks.
+// A program linked with -larenalloc_cxx -larenalloc that never calls malloc
+// itself loses libarenalloc from its own list with --as-needed (Debian's
+// default), the C library is then searched first, and malloc and free are
+// the C library's while sdallocx checks arenalloc's blocks.  So malloc and
+// free (the fast paths) serve new and unsized delete only once they are
+// seen to be arenalloc's; otherwise mallocx and dallocx, which only
+// arenalloc defines, do.
 //
 // This is the one file of arenalloc built with exceptions and linked with
 // libstdc++ (throwing new must throw std::bad_alloc and call the
 // new-handler); libarenalloc itself stays free of the C++ runtime
 // (lib/DECISIONS.md, "C++ operators in a library of their own").  Only the
 // operators are exported (new_delete.map).
+#include <dlfcn.h>
 #include <stddef.h>
+#include <stdlib.h>
 
+#include <atomic>
 #include <new>
 
 #include "malloc_np.h"
 
 namespace {
+
+// 0: not looked at yet, 1: malloc and free are arenalloc's, 2: they are not.
+std::atomic<int> g_malloc_is_ours{0};
+
+// Whether malloc and free, as this library's calls are bound, are in the
+// object that defines mallocx.  A static program (dladdr knows no object)
+// has one of each, and a copy of malloc beside arenalloc's would not link.
+// A race only repeats the look; the answer is the same.
+bool malloc_is_ours() {
+    int known = g_malloc_is_ours.load(std::memory_order_relaxed);
+    if (known == 0) {
+        Dl_info ours, m, f;
+        bool found = dladdr(reinterpret_cast<void *>(&ARENALLOC_NAME(mallocx)), &ours) != 0;
+        bool same = !found;
+        if (found && dladdr(reinterpret_cast<void *>(&ARENALLOC_NAME(malloc)), &m) != 0 &&
+            dladdr(reinterpret_cast<void *>(&ARENALLOC_NAME(free)), &f) != 0)
+            same = m.dli_fbase == ours.dli_fbase && f.dli_fbase == ours.dli_fbase;
+        known = same ? 1 : 2;
+        g_malloc_is_ours.store(known, std::memory_order_relaxed);
+    }
+    return known == 1;
+}
 
 // new must give a distinct pointer for 0 bytes; every delete that names a
 // size must then name the same request, or the check would compare
@@ -58,6 +85,8 @@ void *allocate_aligned_or_throw(size_t size, std::align_val_t alignment) {
         throw std::bad_alloc();
     const int flags = MALLOCX_ALIGN(align);
     size = request_size(size);
+    if (malloc_is_ours())
+        return allocate_or_throw([=] { return ARENALLOC_NAME(aligned_alloc)(align, size); });
     return allocate_or_throw([=] { return ARENALLOC_NAME(mallocx)(size, flags); });
 }
 
@@ -65,6 +94,8 @@ void *allocate_aligned_or_throw(size_t size, std::align_val_t alignment) {
 
 void *operator new(size_t size) {
     size = request_size(size);
+    if (malloc_is_ours())
+        return allocate_or_throw([=] { return ARENALLOC_NAME(malloc)(size); });
     return allocate_or_throw([=] { return ARENALLOC_NAME(mallocx)(size, 0); });
 }
 
@@ -113,14 +144,19 @@ void *operator new[](size_t size, std::align_val_t alignment, const std::nothrow
     }
 }
 
-// dallocx and sdallocx do nothing with NULL, as delete must.
-void operator delete(void *ptr) noexcept { ARENALLOC_NAME(dallocx)(ptr, 0); }
+// free, dallocx and sdallocx do nothing with NULL, as delete must.
+void operator delete(void *ptr) noexcept {
+    if (malloc_is_ours())
+        ARENALLOC_NAME(free)(ptr);
+    else
+        ARENALLOC_NAME(dallocx)(ptr, 0);
+}
 
 void operator delete(void *ptr, size_t size) noexcept {
     ARENALLOC_NAME(sdallocx)(ptr, request_size(size), 0);
 }
 
-void operator delete(void *ptr, std::align_val_t) noexcept { ARENALLOC_NAME(dallocx)(ptr, 0); }
+void operator delete(void *ptr, std::align_val_t) noexcept { ::operator delete(ptr); }
 
 // The size is checked with the alignment new was given: the same size
 // aligned otherwise may be another size class.
