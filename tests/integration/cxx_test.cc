@@ -44,25 +44,14 @@ report(const std::string &fn, const void *p, size_t claimed, size_t usable)
            " usable bytes)";
 }
 
-// The arenalloc lines of a child's stderr (qemu-user adds its own line
-// about the signal).
-std::vector<std::string>
-report_lines(const std::string &err)
-{
-    std::vector<std::string> v;
-    for (const std::string &line : testutil::lines_of(err))
-        if (testutil::starts_with(line, "arenalloc:"))
-            v.push_back(line);
-    return v;
-}
-
-// The child aborted, and wrote exactly the one report line.
+// The child aborted, and wrote exactly the one report line (qemu-user
+// adds a line of its own about the signal).
 void
 require_abort_with(const testutil::child_result &r, const std::string &line)
 {
     TU_REQUIRE_MSG(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
                    "expected an abort: " << r.describe());
-    const std::vector<std::string> lines = report_lines(r.err);
+    const std::vector<std::string> lines = testutil::report_lines(r.err);
     TU_REQUIRE_MSG(lines.size() == 1 && lines[0] == line,
                    "stderr [" << r.err << "], expected [" << line << "]");
 }
@@ -137,7 +126,7 @@ require_target_report(const testutil::child_result &r, const std::string &fn, si
                    "expected an abort: " << r.describe() << " stdout [" << r.out << "]");
     const std::regex line_re("^arenalloc: " + fn + "\\(\\): invalid pointer " + block + ": size " +
                              std::to_string(claimed) + " does not match the block \\(([0-9]+) usable bytes\\)$");
-    const std::vector<std::string> lines = report_lines(r.err);
+    const std::vector<std::string> lines = testutil::report_lines(r.err);
     std::smatch m;
     TU_REQUIRE_MSG(lines.size() == 1 && std::regex_match(lines[0], m, line_re), "stderr [" << r.err << "]");
     TU_REQUIRE_MSG(std::stoull(m[1]) >= min_usable, "usable " << m[1] << " < " << min_usable);
