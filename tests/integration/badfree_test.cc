@@ -61,17 +61,6 @@ expected_line(const std::string &fn, const void *p, const std::string &finding)
            ": " + finding;
 }
 
-// The arenalloc lines of a child's stderr.
-std::vector<std::string>
-report_lines(const std::string &err)
-{
-    std::vector<std::string> v;
-    for (const std::string &line : testutil::lines_of(err))
-        if (testutil::starts_with(line, "arenalloc:"))
-            v.push_back(line);
-    return v;
-}
-
 // Checks that the child died by SIGABRT and that its stderr holds exactly one
 // report line, the one expected.
 void
@@ -81,7 +70,7 @@ require_report(const testutil::child_result &r, const std::string &fn,
     TU_REQUIRE_MSG(!r.timed_out, "child hung");
     TU_REQUIRE_MSG(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
                    "child did not abort: " << r.describe());
-    const std::vector<std::string> lines = report_lines(r.err);
+    const std::vector<std::string> lines = testutil::report_lines(r.err);
     TU_REQUIRE_MSG(lines.size() == 1, "expected one arenalloc line on stderr, got "
                                           << lines.size() << ": [" << r.err << "]");
     const std::string want = expected_line(fn, p, finding);
@@ -348,7 +337,7 @@ require_continues(const std::string &which, const std::string &more_options = ""
         TU_REQUIRE_MSG(value_of(r.out, "error").empty(), which << ": " << r.out);
         const std::string want = value_of(r.out, "expect");
         TU_REQUIRE_MSG(!want.empty(), which << ": no expect= line: [" << r.out << "]");
-        const std::vector<std::string> lines = report_lines(r.err);
+        const std::vector<std::string> lines = testutil::report_lines(r.err);
         TU_REQUIRE_MSG(lines.size() == 1 && lines[0] == want,
                        which << ": stderr [" << r.err << "], expected [" << want << "]");
         TU_REQUIRE_MSG(value_of(r.out, "done") == "1", which << ": " << r.out);
@@ -360,7 +349,7 @@ require_continues(const std::string &which, const std::string &more_options = ""
         const testutil::child_result r = run_child(which, opts + more_options);
         TU_REQUIRE_MSG(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT,
                        which << " with options [" << opts << "] did not abort: " << r.describe());
-        const std::vector<std::string> lines = report_lines(r.err);
+        const std::vector<std::string> lines = testutil::report_lines(r.err);
         TU_REQUIRE_MSG(lines.size() == 1 && lines[0] == value_of(r.out, "expect"),
                        which << ": stderr [" << r.err << "]");
     }

@@ -2,17 +2,23 @@
 // no C++ runtime symbol, exports exactly the public API and has no static
 // constructor.  The prefixed libraries export exactly the same names with
 // their prefix, and no object compiled for lib/ refers to the C++ runtime.
+// libarenalloc_cxx.so (lib/cxx/), the C++ operators, is the one that may:
+// it needs libarenalloc and the C and C++ run-time libraries only, exports
+// the operators only, and frees by size only through arenalloc's own
+// sdallocx.
 
 #include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <fstream>
 #include <regex>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include <atf-c++.hpp>
@@ -24,8 +30,8 @@
 #error "ARENALLOC_SHLIB (path of the built libarenalloc.so) must be defined"
 #endif
 #if !defined(ARENALLOC_INSTALLED_SHLIB) || !defined(ARENALLOC_INSTALLED_PREFIX) || \
-    !defined(ARENALLOC_PREFIXED_SHLIB)
-#error "ARENALLOC_INSTALLED_SHLIB, _PREFIX and ARENALLOC_PREFIXED_SHLIB must be defined"
+    !defined(ARENALLOC_PREFIXED_SHLIB) || !defined(ARENALLOC_CXX_SHLIB)
+#error "ARENALLOC_INSTALLED_SHLIB, _PREFIX, ARENALLOC_PREFIXED_SHLIB and ARENALLOC_CXX_SHLIB must be defined"
 #endif
 
 namespace {
@@ -89,11 +95,34 @@ join(const std::set<std::string> &s)
 
 }  // namespace
 
+namespace {
+
+// The DT_NEEDED entries of the shared library at path.
+std::vector<std::string>
+needed_libraries(const std::string &path)
+{
+    const std::string out = tool_output("readelf", { "-d", "-W", path });
+    static const std::regex needed_re("\\(NEEDED\\).*\\[(.*)\\]");
+    std::vector<std::string> needed;
+    for (const std::string &line : testutil::lines_of(out)) {
+        std::smatch m;
+        if (std::regex_search(line, m, needed_re))
+            needed.push_back(m[1]);
+    }
+    return needed;
+}
+
+bool
+contains(const std::vector<std::string> &v, const std::string &s)
+{
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
 ATF_TEST_CASE_WITHOUT_HEAD(linkage__needed_libraries);
 ATF_TEST_CASE_BODY(linkage__needed_libraries)
 {
-    const std::string out = tool_output("readelf", { "-d", "-W", shlib(*this) });
-    static const std::regex needed_re("\\(NEEDED\\).*\\[(.*)\\]");
     // A sanitized build (configure --enable-ubsan) needs the sanitizer's
     // run-time library as well, and only that.
     static const std::regex allowed_re(
@@ -102,20 +131,66 @@ ATF_TEST_CASE_BODY(linkage__needed_libraries)
 #else
         "^(libc\\.so\\..*|libpthread\\.so\\..*|ld-linux.*)$");
 #endif
-    std::vector<std::string> needed;
-    for (const std::string &line : testutil::lines_of(out)) {
-        std::smatch m;
-        if (std::regex_search(line, m, needed_re))
-            needed.push_back(m[1]);
-    }
-    TU_REQUIRE_MSG(std::find(needed.begin(), needed.end(), "libc.so.6") !=
-                       needed.end(),
-                   "libc.so.6 not needed?  readelf -d: [" << out << "]");
+    const std::vector<std::string> needed = needed_libraries(shlib(*this));
+    TU_REQUIRE_MSG(contains(needed, "libc.so.6"), "libc.so.6 not needed?");
     for (const std::string &n : needed)
         TU_REQUIRE_MSG(std::regex_match(n, allowed_re),
                        "libarenalloc.so needs " << n
                                                 << " (only libc/libpthread "
                                                    "allowed)");
+}
+
+// libarenalloc_cxx.so: libarenalloc and the run-time libraries of C and
+// C++ (libstdc++ and what it brings: libgcc_s, libm), nothing else.
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__cxx_needed_libraries);
+ATF_TEST_CASE_BODY(linkage__cxx_needed_libraries)
+{
+    static const std::regex allowed_re(
+        "^(libarenalloc\\.so\\..*|libstdc\\+\\+\\.so\\..*|libgcc_s\\.so\\..*|libm\\.so\\..*|"
+        "libc\\.so\\..*|libpthread\\.so\\..*|ld-linux.*"
+#ifdef ARENALLOC_SANITIZED
+        "|libubsan\\.so\\..*"
+#endif
+        ")$");
+    const std::vector<std::string> needed = needed_libraries(ARENALLOC_CXX_SHLIB);
+    TU_REQUIRE_MSG(contains(needed, "libarenalloc.so.0"), "libarenalloc.so.0 not needed?");
+    TU_REQUIRE_MSG(contains(needed, "libstdc++.so.6"), "libstdc++.so.6 not needed?");
+    for (const std::string &n : needed)
+        TU_REQUIRE_MSG(std::regex_match(n, allowed_re), "libarenalloc_cxx.so needs " << n);
+}
+
+// libarenalloc_cxx.so exports every replaceable operator new and delete
+// (mangled for this target's size_t) and nothing else.  It calls mallocx,
+// dallocx and sdallocx, which only arenalloc defines, and no sized free
+// the C library may define too (C23's free_sized): where the C library's
+// malloc is found first, its blocks must still be arenalloc's, and the
+// sized delete arenalloc's check (lib/cxx/new_delete.cc).
+ATF_TEST_CASE_WITHOUT_HEAD(linkage__cxx_exports_operators_only);
+ATF_TEST_CASE_BODY(linkage__cxx_exports_operators_only)
+{
+    const std::string z = typeid(std::size_t).name();  // "m" or "j"
+    const std::string nothrow = "RKSt9nothrow_t", al = "St11align_val_t";
+    std::set<std::string> expected;
+    for (const char *op : { "_Znw", "_Zna" })
+        for (const std::string &rest : { std::string(), nothrow, al, al + nothrow })
+            expected.insert(std::string(op) + z + rest);
+    for (const char *op : { "_ZdlPv", "_ZdaPv" })
+        for (const std::string &rest : { std::string(), z, al, z + al, nothrow, al + nothrow })
+            expected.insert(std::string(op) + rest);
+    ATF_REQUIRE_EQ(20u, expected.size());
+    const std::set<std::string> defined =
+        nm_names(tool_output("nm", { "-D", "--defined-only", ARENALLOC_CXX_SHLIB }));
+    TU_REQUIRE_MSG(defined == expected, "exports [" << join(defined) << "], expected [" << join(expected) << "]");
+
+    const std::string prefix = ARENALLOC_INSTALLED_PREFIX;
+    const std::set<std::string> undefined =
+        nm_names(tool_output("nm", { "-D", "--undefined-only", ARENALLOC_CXX_SHLIB }));
+    for (const char *fn : { "mallocx", "dallocx", "sdallocx" })
+        TU_REQUIRE_MSG(undefined.count(prefix + fn) == 1, "libarenalloc_cxx.so does not call " << prefix + fn);
+    for (const char *fn : { "calloc", "realloc", "posix_memalign", "memalign", "free_sized",
+                            "free_aligned_sized" })
+        TU_REQUIRE_MSG(undefined.count(fn) == 0 && undefined.count(prefix + fn) == 0,
+                       "libarenalloc_cxx.so calls " << fn);
 }
 
 ATF_TEST_CASE_WITHOUT_HEAD(linkage__no_cxx_runtime_symbols);
@@ -405,6 +480,8 @@ ATF_INIT_TEST_CASES(tcs)
 {
     ATF_ADD_TEST_CASE(tcs, linkage__needed_libraries);
     ATF_ADD_TEST_CASE(tcs, linkage__no_cxx_runtime_symbols);
+    ATF_ADD_TEST_CASE(tcs, linkage__cxx_needed_libraries);
+    ATF_ADD_TEST_CASE(tcs, linkage__cxx_exports_operators_only);
     ATF_ADD_TEST_CASE(tcs, linkage__exported_symbols);
     ATF_ADD_TEST_CASE(tcs, linkage__installed_exported_symbols);
     ATF_ADD_TEST_CASE(tcs, linkage__prefixed_exported_symbols);

@@ -502,6 +502,17 @@ starts_with(const std::string &s, const std::string &prefix)
     return s.compare(0, prefix.size(), prefix) == 0;
 }
 
+// The allocator's lines ("arenalloc: ...") of a child's stderr.
+inline std::vector<std::string>
+report_lines(const std::string &err)
+{
+    std::vector<std::string> v;
+    for (const std::string &line : lines_of(err))
+        if (starts_with(line, "arenalloc:"))
+            v.push_back(line);
+    return v;
+}
+
 // Path of an executable found in PATH (or in the fixed fallbacks), "" if none.
 inline std::string
 find_program(const std::string &name,
