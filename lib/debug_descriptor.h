@@ -27,7 +27,8 @@
 
 #include <stdint.h>
 
-#define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
+/* The bytes "arnalbg1" on a little-endian machine, "1gblanra" on a big-endian one. */
+#define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL
 /* 4: TCacheBin's last field counts down to the cache's next tick
  * (tick_left) where it counted requests (nmalloc); nothing else changed,
  * and a reader that does not read that field reads version 3 as 4. */
