@@ -42,7 +42,10 @@
 extern "C" {
 #endif
 
-/* An address in the target: 8 bytes whatever the pointer size. */
+/* An address in the target: 8 bytes whatever the pointer size.  A
+ * 32-bit target's pointer is the slot's first 4 bytes and the rest is
+ * zero: u64 reads it only on a little-endian target (on a big-endian one
+ * it holds the address shifted up 32 bits). */
 typedef union aa_debug_addr {
     const void *ptr;
     uint64_t u64;
