@@ -27,7 +27,8 @@
 
 #include <stdint.h>
 
-#define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL /* "arnalbg1" as bytes */
+/* The bytes "arnalbg1" on a little-endian machine, "1gblanra" on a big-endian one. */
+#define ARENALLOC_DEBUG_MAGIC 0x3167626c616e7261ULL
 /* 4: TCacheBin's last field counts down to the cache's next tick
  * (tick_left) where it counted requests (nmalloc); nothing else changed,
  * and a reader that does not read that field reads version 3 as 4. */
@@ -41,7 +42,10 @@
 extern "C" {
 #endif
 
-/* An address in the target: 8 bytes whatever the pointer size. */
+/* An address in the target: 8 bytes whatever the pointer size.  A
+ * 32-bit target's pointer is the slot's first 4 bytes and the rest is
+ * zero: u64 reads it only on a little-endian target (on a big-endian one
+ * it holds the address shifted up 32 bits). */
 typedef union aa_debug_addr {
     const void *ptr;
     uint64_t u64;

@@ -1280,8 +1280,11 @@ static const char *check_arenas_sizes(void)
 	ctl_get("opt.tcache_max", &opt_tcache_max, sizeof opt_tcache_max);
 	ctl_get("arenas.nhbins", &nhbins, sizeof nhbins);
 	ctl_get("arenas.nbins", &nbins, sizeof nbins);
-	if (page != (size_t)sysconf(_SC_PAGESIZE))
-		return failf("arenas.page %zu, the system's %ld", page, sysconf(_SC_PAGESIZE));
+	/* The allocator's page is chosen when it is built (jemalloc's and
+	 * arenalloc's --with-lg-page): the system's or a bigger power of two. */
+	if (page == 0 || (page & (page - 1)) != 0 || page % (size_t)sysconf(_SC_PAGESIZE) != 0)
+		return failf("arenas.page %zu, not a multiple of the system's %ld", page,
+		             sysconf(_SC_PAGESIZE));
 	if (tcache_max == 0 || nallocx(tcache_max, 0) != tcache_max)
 		return failf("arenas.tcache_max %zu is not a size class", tcache_max);
 	if (tcache_max > opt_tcache_max && nallocx(opt_tcache_max, 0) != tcache_max)

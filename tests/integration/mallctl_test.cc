@@ -931,7 +931,7 @@ ATF_TEST_CASE_BODY(opt__jemalloc_names_follow_keys)
             { "opt.metadata_thp", "disabled" }, { "opt.percpu_arena", "disabled" },
             { "opt.stats_print_opts", "" }, { "opt.dirty_decay_ms", "10000" },
             { "opt.decay_ms", "10000" }, { "opt.muzzy_decay_ms", "0" },
-            { "opt.tcache_max", "65536" }, { "opt.retain", "1" }, { "opt.abort_conf", "0" },
+            { "opt.tcache_max", std::to_string(testutil::largest_cached_class()) }, { "opt.retain", "1" }, { "opt.abort_conf", "0" },
             { "opt.background_thread", "0" }, { "background_thread", "0" } } },
         { "junk:alloc,thp:always,dirty_decay_ms:-1,muzzy_decay_ms:5000,stats_print_opts:gm,"
           "tcache:false,abort_conf:true,background_thread:true,retain:false",
@@ -1330,7 +1330,7 @@ ATF_TEST_CASE_BODY(config__build_values)
     // The suite builds with statistics and free checks (configure's defaults).
     TU_REQUIRE_EQ(get<bool>("config.stats"), true);
     TU_REQUIRE_EQ(get<bool>("config.opt_safety_checks"), true);
-    TU_REQUIRE_EQ(get<size_t>("arenas.tcache_max"), 64 * KiB);
+    TU_REQUIRE_EQ(get<size_t>("arenas.tcache_max"), testutil::largest_cached_class());
     const unsigned nh = get<unsigned>("arenas.nhbins");
     TU_REQUIRE_MSG(nh > nbins() && nh <= 64, "arenas.nhbins " << nh);
     size_t max = get<size_t>("max_background_threads");
@@ -1450,12 +1450,14 @@ ATF_TEST_CASE_BODY(arenas__create_and_reset)
     blocks.reserve(300);  // not in the new arena
     set_thread_arena(a);
     size_t small = 0, large = 0;
+    // Every tenth block large: from 6 KiB past the largest small class.
+    const size_t small_max = testutil::largest_small_class();
     for (size_t i = 0; i < 300; i++) {
-        const size_t size = i % 10 == 9 ? 20 * KiB + i * 512 : 16 + i * 8;
+        const size_t size = i % 10 == 9 ? small_max + 6 * KiB + i * 512 : 16 + i * 8;
         void *p = malloc(size);
         ATF_REQUIRE(p != NULL);
         memset(p, 0x5c, size);
-        (size > 14 * KiB ? large : small) += malloc_usable_size(p);
+        (size > small_max ? large : small) += malloc_usable_size(p);
         blocks.push_back(p);
     }
     flush_cache();

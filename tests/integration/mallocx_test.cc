@@ -295,39 +295,42 @@ ATF_TEST_CASE_BODY(xallocx__in_place_contract)
 
 // A large block in an arena nobody else uses, with free pages after it,
 // really grows and shrinks in place, and MALLOCX_ZERO zeroes the grown
-// part even where the pages held other data before.
+// part even where the pages held other data before.  Sizes in units of
+// the first large class (16 KiB with 4 KiB pages, 256 KiB with 64 KiB
+// pages), all large classes: 7 units is the largest with 64 KiB pages.
 ATF_TEST_CASE_WITHOUT_HEAD(xallocx__grows_and_shrinks_large);
 ATF_TEST_CASE_BODY(xallocx__grows_and_shrinks_large)
 {
+    const size_t unit = testutil::first_large_class();
     const int own = MALLOCX_ARENA(narenas() - 1) | MALLOCX_TCACHE_NONE;
     // Dirty pages at the start of the arena's chunk, then freed.
-    void *dirty = mallocx(512 * KiB, own);
+    void *dirty = mallocx(7 * unit, own);
     ATF_REQUIRE(dirty != NULL);
-    memset(dirty, 0xa5, 512 * KiB);
+    memset(dirty, 0xa5, 7 * unit);
     dallocx(dirty, own);
 
     // (opaque: the compiler takes mallocx's size for the block's bound,
     // which xallocx moves.)
-    unsigned char *p = opaque(static_cast<unsigned char *>(mallocx(32 * KiB, own)));
+    unsigned char *p = opaque(static_cast<unsigned char *>(mallocx(2 * unit, own)));
     ATF_REQUIRE(p != NULL);
-    ATF_REQUIRE_EQ(sallocx(p, 0), 32 * KiB);
-    testutil::pattern_fill(p, 32 * KiB, 3);
-    const size_t grown = xallocx(p, 128 * KiB, 64 * KiB, MALLOCX_ZERO | own);
-    ATF_REQUIRE_EQ(grown, 192 * KiB);
-    ATF_REQUIRE_EQ(sallocx(p, 0), 192 * KiB);
-    ATF_REQUIRE_EQ(testutil::pattern_check(p, 32 * KiB, 3), 32 * KiB);
-    ATF_REQUIRE_EQ(first_not(p + 32 * KiB, 160 * KiB, 0), 160 * KiB);
+    ATF_REQUIRE_EQ(sallocx(p, 0), 2 * unit);
+    testutil::pattern_fill(p, 2 * unit, 3);
+    const size_t grown = xallocx(p, 4 * unit, 2 * unit, MALLOCX_ZERO | own);
+    ATF_REQUIRE_EQ(grown, 6 * unit);
+    ATF_REQUIRE_EQ(sallocx(p, 0), 6 * unit);
+    ATF_REQUIRE_EQ(testutil::pattern_check(p, 2 * unit, 3), 2 * unit);
+    ATF_REQUIRE_EQ(first_not(p + 2 * unit, 4 * unit, 0), 4 * unit);
     // Shrinking frees the tail pages.
-    const size_t shrunk = xallocx(p, 40 * KiB, 0, own);
-    ATF_REQUIRE_EQ(shrunk, nallocx(40 * KiB, 0));
-    ATF_REQUIRE_EQ(testutil::pattern_check(p, 32 * KiB, 3), 32 * KiB);
+    const size_t shrunk = xallocx(p, 5 * unit / 2, 0, own);
+    ATF_REQUIRE_EQ(shrunk, nallocx(5 * unit / 2, 0));
+    ATF_REQUIRE_EQ(testutil::pattern_check(p, 2 * unit, 3), 2 * unit);
     // size + extra bigger than the old block, size within it: not shrunk.
-    ATF_REQUIRE_EQ(xallocx(p, 16 * KiB, 10 * MiB, own), shrunk);
+    ATF_REQUIRE_EQ(xallocx(p, unit, 10 * MiB, own), shrunk);
     // A block placed just after p stops its growth.
-    void *next = mallocx(16 * KiB, own);
+    void *next = mallocx(unit, own);
     ATF_REQUIRE(next != NULL);
     if (static_cast<unsigned char *>(next) == p + shrunk)
-        ATF_REQUIRE_EQ(xallocx(p, 256 * KiB, 0, own), shrunk);
+        ATF_REQUIRE_EQ(xallocx(p, 6 * unit, 0, own), shrunk);
     dallocx(next, own);
     dallocx(p, own);
 }
@@ -383,8 +386,9 @@ ATF_TEST_CASE_WITHOUT_HEAD(tcache_none__past_the_thread_cache);
 ATF_TEST_CASE_BODY(tcache_none__past_the_thread_cache)
 {
     const unsigned arena = thread_arena();
-    for (size_t n : { size_t(100), size_t(3000), size_t(20 * KiB), size_t(200 * KiB) }) {
-        const bool small = n <= 14336;
+    for (size_t n : { size_t(100), size_t(3000), size_t(20 * KiB), size_t(200 * KiB),
+                      4 * testutil::largest_cached_class() }) {
+        const bool small = n <= testutil::largest_small_class();
         for (int none : { MALLOCX_TCACHE_NONE, MALLOCX_TCACHE(0), MALLOCX_TCACHE(7) }) {
             // Through the cache: freed into it, still counted as out.
             void *warm = mallocx(n, 0);
@@ -392,7 +396,7 @@ ATF_TEST_CASE_BODY(tcache_none__past_the_thread_cache)
             void *cached = mallocx(n, 0);
             const size_t before_free = arena_allocated(arena, small);
             dallocx(cached, 0);
-            if (n <= 64 * KiB)
+            if (n <= testutil::largest_cached_class())
                 ATF_REQUIRE_EQ(arena_allocated(arena, small), before_free);
 
             const size_t before = arena_allocated(arena, small);
@@ -421,7 +425,7 @@ ATF_TEST_CASE_BODY(arena__routing)
         // Its statistics exist once it does: its first block creates it.
         dallocx(mallocx(1, MALLOCX_ARENA(a)), MALLOCX_TCACHE_NONE);
         for (size_t n : { size_t(100), size_t(10000), size_t(20 * KiB), size_t(300 * KiB) }) {
-            const bool small = n <= 14336;
+            const bool small = n <= testutil::largest_small_class();
             const size_t before = arena_allocated(a, small);
             void *p = mallocx(n, MALLOCX_ARENA(a));
             ATF_REQUIRE(p != NULL);
@@ -431,7 +435,7 @@ ATF_TEST_CASE_BODY(arena__routing)
             void *q = rallocx(p, 2 * n, MALLOCX_ARENA(a) | MALLOCX_TCACHE_NONE);
             ATF_REQUIRE(q != NULL);
             if (q != p)
-                TU_REQUIRE_MSG(arena_allocated(a, 2 * n <= 14336) >= sallocx(q, 0),
+                TU_REQUIRE_MSG(arena_allocated(a, 2 * n <= testutil::largest_small_class()) >= sallocx(q, 0),
                                "rallocx to arena " << a);
             dallocx(q, MALLOCX_TCACHE_NONE);
             ATF_REQUIRE_EQ(arena_allocated(a, small), before);

@@ -168,7 +168,10 @@ hex(const void *p)
 //
 // The pattern of a block is a function of a seed (usually derived from the
 // block's address and size) and the offset, written word by word so that
-// filling multi-MiB blocks stays cheap.
+// filling multi-MiB blocks stays cheap.  Byte k is byte k % 8 of
+// pattern_word(seed, k / 8) counted from the least significant end, on
+// every machine: a block checked over fewer bytes than were filled, which
+// ends inside a word, then reads the same bytes as the fill wrote.
 
 inline uint64_t
 pattern_seed(const void *p, size_t n, uint64_t salt = 0)
@@ -187,6 +190,18 @@ pattern_word(uint64_t seed, size_t i)
     return seed ^ (static_cast<uint64_t>(i) * 0x9E3779B97F4A7C15ull);
 }
 
+// pattern_word(seed, i) as stored in memory: least significant byte first.
+inline uint64_t
+pattern_stored_word(uint64_t seed, size_t i)
+{
+    const uint64_t word = pattern_word(seed, i);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(word);
+#else
+    return word;
+#endif
+}
+
 // Fills n bytes at p (p at least 8-byte aligned) with the pattern of seed.
 inline void
 pattern_fill(void *p, size_t n, uint64_t seed)
@@ -194,7 +209,7 @@ pattern_fill(void *p, size_t n, uint64_t seed)
     uint64_t *w = static_cast<uint64_t *>(p);
     const size_t nw = n / 8;
     for (size_t i = 0; i < nw; i++)
-        w[i] = pattern_word(seed, i);
+        w[i] = pattern_stored_word(seed, i);
     const uint64_t last = pattern_word(seed, nw);
     unsigned char *tail = static_cast<unsigned char *>(p) + nw * 8;
     for (size_t i = 0; i < n % 8; i++)
@@ -210,7 +225,7 @@ pattern_check(const void *p, size_t n, uint64_t seed)
     const uint64_t *w = static_cast<const uint64_t *>(p);
     const size_t nw = n / 8;
     for (size_t i = 0; i < nw; i++) {
-        if (w[i] != pattern_word(seed, i)) {
+        if (w[i] != pattern_stored_word(seed, i)) {
             for (size_t b = 0; b < 8; b++) {
                 const unsigned char expected = static_cast<unsigned char>(
                     pattern_word(seed, i) >> (8 * b));

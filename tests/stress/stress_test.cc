@@ -197,6 +197,10 @@ ATF_TEST_CASE_BODY(stress__mixed_cross_thread)
                     ss << "thread " << self << ": realloc " << l.n << " -> "
                        << m << " changed byte " << off;
                     log.fail(ss.str());
+                    // l.p may be freed already: the slot must not keep it
+                    // for the final release.
+                    free(q);
+                    l = block();
                     break;
                 }
                 l.p = q;

@@ -193,13 +193,20 @@ ATF_TEST_CASE_WITHOUT_HEAD(debug_descriptor__header);
 ATF_TEST_CASE_BODY(debug_descriptor__header)
 {
     ATF_REQUIRE_EQ(d.magic, ARENALLOC_DEBUG_MAGIC);
-    ATF_REQUIRE(std::memcmp(&d.magic, "arnalbg1", 8) == 0);
+    // The magic and the order mark are stored in the machine's order: a
+    // reader tells a target's byte order from them.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    const char *magic_bytes = "1gblanra";
+    const unsigned char order_bytes[4] = {1, 2, 3, 4};
+#else
+    const char *magic_bytes = "arnalbg1";
+    const unsigned char order_bytes[4] = {4, 3, 2, 1};
+#endif
+    ATF_REQUIRE(std::memcmp(&d.magic, magic_bytes, 8) == 0);
+    ATF_REQUIRE(std::memcmp(&d.byte_order, order_bytes, 4) == 0);
     ATF_REQUIRE_EQ(d.version, unsigned{ARENALLOC_DEBUG_VERSION});
     ATF_REQUIRE_EQ(d.size, sizeof(struct arenalloc_debug_descriptor));
     ATF_REQUIRE_EQ(d.pointer_size, sizeof(void *));
-    unsigned char order[4];
-    std::memcpy(order, &d.byte_order, 4);
-    ATF_REQUIRE(order[0] == 4 && order[3] == 1);  // the walker reads little-endian targets
     ATF_REQUIRE(std::strlen(d.package_version) > 0 &&
                 std::strlen(d.package_version) < sizeof(d.package_version));
     ATF_REQUIRE_EQ(d.page_size, kPage);

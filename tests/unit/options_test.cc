@@ -987,23 +987,24 @@ ATF_TEST_CASE_WITHOUT_HEAD(init__five_sources_in_order);
 ATF_TEST_CASE_BODY(init__five_sources_in_order) {
     // Each source is read (a field of its own) and overrides the ones
     // before it (lg_chunk): malloc_conf, the link, MALLOC_CONF,
-    // MALLOC_OPTIONS, _malloc_options.
+    // MALLOC_OPTIONS, _malloc_options.  Every value is in K's bounds for
+    // every page size (lg_chunk 20 is the smallest at 64 KiB pages).
     const std::string err =
         init_with("lg_chunk:20,X", "lg_chunk:23,U", "lg_chunk:24,V", "lg_chunk:22,zero:true",
-                  "lg_chunk:19,junk:true");
+                  "lg_chunk:26,junk:true");
     ATF_REQUIRE_MSG(err.empty(), printable(err));
     ATF_REQUIRE(g_options.junk && g_options.xmalloc && g_options.zero && g_options.trace &&
                 g_options.malloc0_null);
     ATF_REQUIRE_EQ(g_options.lg_chunk, 24);
-    ATF_REQUIRE(init_with("lg_chunk:20", "lg_chunk:23", nullptr, "lg_chunk:22", "lg_chunk:19")
+    ATF_REQUIRE(init_with("lg_chunk:20", "lg_chunk:23", nullptr, "lg_chunk:22", "lg_chunk:26")
                     .empty());
     ATF_REQUIRE_EQ(g_options.lg_chunk, 23);
-    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, "lg_chunk:22", "lg_chunk:19").empty());
+    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, "lg_chunk:22", "lg_chunk:26").empty());
     ATF_REQUIRE_EQ(g_options.lg_chunk, 22);
-    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, nullptr, "lg_chunk:19").empty());
+    ATF_REQUIRE(init_with("lg_chunk:20", nullptr, nullptr, nullptr, "lg_chunk:26").empty());
     ATF_REQUIRE_EQ(g_options.lg_chunk, 20);
-    ATF_REQUIRE(init_with(nullptr, nullptr, nullptr, nullptr, "lg_chunk:19").empty());
-    ATF_REQUIRE_EQ(g_options.lg_chunk, 19);
+    ATF_REQUIRE(init_with(nullptr, nullptr, nullptr, nullptr, "lg_chunk:26").empty());
+    ATF_REQUIRE_EQ(g_options.lg_chunk, 26);
     // Letters and items of different sources meet as one string would:
     // 2K (23), then lg_chunk:25, then k.
     ATF_REQUIRE(init_with("2K", "k", nullptr, "lg_chunk:25").empty());
