@@ -511,7 +511,9 @@ void *aa_reallocf(void *ptr, size_t size) {
 
 // (The free mark is the only thing read at ptr, as for a small block.)
 void free_large(void *ptr, PageMapEntry e) {
-    if (page_map_tag(e) != kPageLarge)
+    // Under S no large block goes onto a cache, and a freed one may be
+    // inaccessible (in the quarantine): nothing at ptr is read here.
+    if (page_map_tag(e) != kPageLarge || AA_UNLIKELY(g_options.hardened))
         return free_slow(ptr);
     const Run *r = page_map_run(e);
     unsigned cls = r->size_class;
@@ -528,8 +530,7 @@ void free_large(void *ptr, PageMapEntry e) {
         // another thread's cache holds it, which the arena cannot see.
         tc = g_tcache_slots[cls] != 0 ? thread_tcache_slow() : nullptr;
         if (tc == nullptr) {
-            // (Under S a freed big block may be inaccessible: not read.)
-            if (!g_options.hardened && *static_cast<const uintptr_t *>(ptr) == kFreeMark &&
+            if (*static_cast<const uintptr_t *>(ptr) == kFreeMark &&
                 tcache_any_holds(&g_tcache_none, cls, ptr))
                 return tcache_report_double_free(ptr);
             return free_slow(ptr);

@@ -220,7 +220,6 @@ void tcache_merge_counts(TCache *tc) {
 }
 
 void tcache_flush_all(TCache *tc) {
-    tcache_quarantine_drain(tc);
     for (unsigned bin = 0; bin < kNumTcacheClasses; bin++) {
         if (tc->bins[bin].count() != 0)
             flush_oldest(tc, bin, tc->bins[bin].count());
@@ -230,6 +229,9 @@ void tcache_flush_all(TCache *tc) {
 }
 
 void tcache_destroy(TCache *tc) {
+    // The quarantine goes with its thread; a purge or a flush of a living
+    // thread's cache leaves it, so that the reuse it delays stays delayed.
+    tcache_quarantine_drain(tc);
     tcache_flush_all(tc);
     if (tc->spare_batches != nullptr) {
         RemoteBatch *last = tc->spare_batches;

@@ -146,6 +146,8 @@ struct TCacheBin {
 #endif
 
     uint32_t count() const { return static_cast<uint32_t>(top - stack); }
+    // The capacity, except under S, whose limits are the stacks' bottoms:
+    // g_tcache_slots[bin] is the capacity in every case.
     uint32_t max() const { return static_cast<uint32_t>(limit - stack); }
 };
 
@@ -259,7 +261,7 @@ AA_NOINLINE void tcache_free_flush(TCache *tc, TCacheBin *b, void *p);
 // that has left tc's quarantine goes onto its stack as it is (no free
 // mark: under S a free region is junk throughout), making room first when
 // the stack is full; a thread's quarantine, emptied onto its stacks
-// (tcache_flush_all does it first).
+// (tcache_destroy does it first).
 void tcache_put_unmarked(TCache *tc, unsigned bin, void *p);
 void tcache_quarantine_drain(TCache *tc);
 

@@ -408,10 +408,18 @@ void aa_walker::read_tcache_stacks(const Obj &o, TCacheM *m) {
     for (unsigned b = 0; b < tcache_nclasses; b++) {
         size_t base = d.tcache.bins.offset + size_t{b} * d.tcache_bin.size;
         // The stack is [stack, top) of [stack, limit); a top out of
-        // that range (a corrupt cache) reads as empty or full.
+        // that range (a corrupt cache) reads as empty or full.  Under S a
+        // bin's limit is its stack (the inline push always overflows),
+        // and its room runs to the next bin's stack: the stacks lie one
+        // after another in the cache.
         uint64_t top = o.get(d.tcache_bin.top, base);
         uint64_t stack = o.get(d.tcache_bin.stack, base);
         uint64_t limit = o.get(d.tcache_bin.limit, base);
+        if (limit == stack && b + 1 < tcache_nclasses) {
+            uint64_t next = o.get(d.tcache_bin.stack, base + d.tcache_bin.size);
+            if (next > stack)
+                limit = next;
+        }
         uint32_t max = limit >= stack ? static_cast<uint32_t>((limit - stack) / fmt.word_size) : 0;
         uint32_t count = top >= stack ? static_cast<uint32_t>((top - stack) / fmt.word_size) : 0;
         if (count > max)
