@@ -302,9 +302,10 @@ void require_report(const Outcome &o, const std::string &fn, const std::string &
     TU_REQUIRE_MSG(o.r.err == want, what << ": stderr [" << o.r.err << "], expected [" << want << "]");
 }
 
-// 20000 bytes is a large class the thread caches hold without S (up to
-// 64 KiB with 4 KiB pages): under S it goes to the quarantine all the same.
-const size_t kBigSizes[] = { 20000, 256 * kKiB, 8 * kMiB };
+// A byte past the first large class: with 4 KiB pages one the thread
+// caches hold without S (16 to 64 KiB), which under S goes to the
+// quarantine all the same; with bigger pages a large block still.
+size_t cached_large_size(void) { return testutil::first_large_class() + 1; }
 
 }  // namespace
 
@@ -312,7 +313,7 @@ ATF_TEST_CASE_WITHOUT_HEAD(big__access_after_free_faults);
 ATF_TEST_CASE_BODY(big__access_after_free_faults)
 {
     for (const char *name : { "write_after_free", "read_after_free" })
-        for (size_t n : kBigSizes) {
+        for (size_t n : { cached_large_size(), 256 * kKiB, 8 * kMiB }) {
             const std::string what = std::string(name) + ", " + std::to_string(n) + " bytes";
             const Outcome s = run_case_with(name, "S", n);
             TU_REQUIRE_MSG(s.at("freed") == 1 && s.died_of(SIGSEGV),
@@ -327,7 +328,7 @@ ATF_TEST_CASE_BODY(big__access_after_free_faults)
 ATF_TEST_CASE_WITHOUT_HEAD(big__double_free_after_reuse_reported);
 ATF_TEST_CASE_BODY(big__double_free_after_reuse_reported)
 {
-    for (size_t n : { size_t{20000}, 256 * kKiB, kMiB, 8 * kMiB }) {
+    for (size_t n : { cached_large_size(), 256 * kKiB, kMiB, 8 * kMiB }) {
         const std::string what = std::to_string(n) + " bytes";
         const Outcome s = run_case_with("double_free_after_reuse", "S", n);
         TU_REQUIRE_MSG(s.at("reused") == 0, what << ": the block came back at once");
