@@ -202,10 +202,9 @@ size_t block_usable_size(const void *ptr, const char *fn) {
     return 0;
 }
 
-namespace {
-
-// deallocate() past the hardened profile's own look.
-void deallocate_as_usual(void *ptr, const char *fn) {
+void deallocate(void *ptr, const char *fn) {
+    if (AA_UNLIKELY(g_options.hardened) && hardened_free(ptr, fn))
+        return;  // checked and quarantined (hardened.h)
     uintptr_t owner = registry_lookup(ptr);
     if (AA_LIKELY(owner & kRegistryChunk)) {
         tls_thread_state.deallocated_uncached +=
@@ -221,23 +220,7 @@ void deallocate_as_usual(void *ptr, const char *fn) {
     report_invalid_pointer(fn, ptr, "not allocated by arenalloc");
 }
 
-}  // namespace
-
-void deallocate(void *ptr, const char *fn) {
-    if (AA_UNLIKELY(g_options.hardened) && hardened_free(ptr, fn))
-        return;  // checked and quarantined (hardened.h)
-    deallocate_as_usual(ptr, fn);
-}
-
 namespace {
-
-// free() under S, from the thread cache's push (tcache.h): straight to the
-// hardened layer's checks.
-void free_hardened(void *ptr) {
-    trace_call("free", ptr, 0, nullptr);
-    if (!hardened_free(ptr, "free"))
-        deallocate_as_usual(ptr, "free");
-}
 
 void free_hardened_region(void *ptr, unsigned bin) {
     trace_call("free", ptr, 0, nullptr);
@@ -246,7 +229,6 @@ void free_hardened_region(void *ptr, unsigned bin) {
 
 }  // namespace
 
-void (*const g_free_hardened)(void *p) = free_hardened;
 void (*const g_free_hardened_region)(void *p, unsigned bin) = free_hardened_region;
 
 namespace {

@@ -321,12 +321,7 @@ bool hardened_free(void *ptr, const char *fn) {
             AA_LIKELY(run_region_at(page_map_run(e), reinterpret_cast<uintptr_t>(ptr) -
                                                          page_map_run(e)->base,
                                     &reg) == RegionAt::kLive)) {
-            const Run *r = page_map_run(e);
-            size_t region = r->region_size;
-            if (checked_size(ptr, region, fn) == 0)
-                return true;  // reported
-            region_fill_junk(ptr, region);
-            quarantine_put(r->size_class, ptr, region, fn);
+            hardened_free_region(ptr, page_map_run(e)->size_class, fn);
             return true;
         }
         // Anything else is looked at under the lock, which reports what
@@ -341,10 +336,7 @@ bool hardened_free(void *ptr, const char *fn) {
             big_quarantine_put(ptr, usize, fn);
             return true;
         }
-        if (checked_size(ptr, usize, fn) == 0)
-            return true;
-        region_fill_junk(ptr, usize);
-        quarantine_put(size_to_class(usize), ptr, usize, fn);
+        hardened_free_region(ptr, size_to_class(usize), fn);
         return true;
     }
     if (owner & kRegistryHuge) {

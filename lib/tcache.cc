@@ -417,7 +417,7 @@ void tcache_free_flush(TCache *tc, TCacheBin *bin_of_tc, void *p) {
         // run of that class (unless free checks are configured out).
         if (kFreeChecks && bin < kNumBins)
             return g_free_hardened_region(p, bin);
-        return g_free_hardened(p);
+        return g_free_uncached(p);
     }
     if (AA_UNLIKELY(tc == &g_tcache_none)) {
         // The first free of a thread that has not allocated a small block

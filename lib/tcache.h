@@ -253,8 +253,8 @@ AA_NOINLINE void *tcache_alloc_slow(TCache *tc, TCacheBin *b);
 // from the arena, which clears only pages that were ever touched.
 void *tcache_calloc_large(TCache *tc, unsigned bin);
 // Under S every free comes here from the inline push (the bins' limits
-// are their stacks) and is handed to g_free_hardened, the allocator's
-// checked path.
+// are their stacks) and is handed to the allocator's checked path
+// (g_free_hardened_region, or g_free_uncached).
 AA_NOINLINE void tcache_free_flush(TCache *tc, TCacheBin *b, void *p);
 
 // The hardened profile's pieces (hardened.cc): a region of small class bin
@@ -269,11 +269,10 @@ void tcache_quarantine_drain(TCache *tc);
 // uncached free path (it traces and checks the block); set by the layer
 // above, so this one does not depend on it.
 extern AA_HIDDEN void (*const g_free_uncached)(void *p);
-// Where every free goes under S (the hardened profile's checked free); set
-// by the layer above.
-extern AA_HIDDEN void (*const g_free_hardened)(void *p);
-// The same for p, a region start of a small run of class bin, as the
-// inline free found it (its run and class need no second look).
+// Where a free under S of p, a region start of a small run of class bin as
+// the inline free found it, goes (the hardened profile's checked free, its
+// run and class needing no second look); set by the layer above.  Other
+// frees under S take g_free_uncached, which checks them too.
 extern AA_HIDDEN void (*const g_free_hardened_region)(void *p, unsigned bin);
 
 // What an allocation that the system refused memory for calls before its
